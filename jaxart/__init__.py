@@ -1,0 +1,34 @@
+"""jaxart: a differentiable articulation simulator in JAX with Newton's articulation API.
+
+Importing jaxart never changes global JAX configuration (enable float64 yourself with
+``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
+"""
+
+from jaxart import solvers
+from jaxart.kinematics import eval_fk, eval_ik
+from jaxart.sim.builder import ModelBuilder
+from jaxart.sim.builder_shapes import Mesh
+from jaxart.sim.configs import JointDofConfig, ShapeConfig
+from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, GeoType, JointTargetMode, JointType
+from jaxart.sim.model import Control, Model, State
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAXVAL",
+    "Axis",
+    "BodyFlags",
+    "Control",
+    "GeoType",
+    "JointDofConfig",
+    "JointTargetMode",
+    "JointType",
+    "Mesh",
+    "Model",
+    "ModelBuilder",
+    "ShapeConfig",
+    "State",
+    "eval_fk",
+    "eval_ik",
+    "solvers",
+]

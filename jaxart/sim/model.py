@@ -1,0 +1,274 @@
+"""Immutable ``Model``, ``State`` and ``Control`` pytrees.
+
+Numeric fields are traced leaves (``jit``/``vmap``/``grad`` see them); integer structure lives in
+the static :class:`~jaxart.sim.topology.Topology` (changing it recompiles). Conventions (Newton
+1.8): transforms are ``(p, q_xyzw)``; spatial vectors are ``(linear, angular)``; body twists are
+``(v_com_world, ω_world)``; per-DOF arrays list linear DOFs before angular ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxart.sim.topology import KinematicSchedule, Topology
+
+
+@struct.dataclass
+class State:
+    """Time-varying simulation state of one world (add a leading axis and ``vmap`` for batches).
+
+    Attributes:
+        body_q: ``(body_count, 7)`` world pose ``(p [m], q_xyzw)`` of each body's origin.
+        body_qd: ``(body_count, 6)`` world twist ``(v [m/s], ω [rad/s])``; ``v`` is the world
+            velocity of the body's centre of mass, ``ω`` the world angular velocity.
+        body_f: ``(body_count, 6)`` external wrench ``(f [N], τ [N·m])`` in world axes, ``τ`` about
+            the body's centre of mass. Consumed by solvers; not cleared automatically.
+        joint_q: ``(joint_coord_count,)`` generalized coordinates [m or rad; quaternions xyzw for
+            BALL/FREE/DISTANCE, FREE/DISTANCE position of the child anchor in the parent-anchor
+            frame].
+        joint_qd: ``(joint_dof_count,)`` generalized velocities [m/s or rad/s]; FREE/DISTANCE hold
+            ``(v_child_com, ω)`` expressed in the parent-anchor frame.
+    """
+
+    body_q: jax.Array
+    body_qd: jax.Array
+    body_f: jax.Array
+    joint_q: jax.Array
+    joint_qd: jax.Array
+
+    @property
+    def body_count(self) -> int:
+        """Number of bodies (last-but-one axis of ``body_q``)."""
+        return self.body_q.shape[-2]
+
+    def clear_forces(self) -> State:
+        """Return a copy with ``body_f`` zeroed (Newton's ``State.clear_forces``, functional)."""
+        return self.replace(body_f=jnp.zeros_like(self.body_f))
+
+
+@struct.dataclass
+class Control:
+    """Actuation inputs of one world.
+
+    Attributes:
+        joint_f: ``(joint_dof_count,)`` generalized forces [N or N·m]; for FREE/DISTANCE joints a
+            world-frame wrench ``(f, τ)`` applied at the child COM (like ``body_f``).
+        joint_target_q: ``(joint_coord_count,)`` position targets in coordinate layout
+            (quaternions for BALL/FREE), indexed by ``joint_q_start``.
+        joint_target_qd: ``(joint_dof_count,)`` velocity targets [m/s or rad/s].
+        joint_act: ``(joint_dof_count,)`` feed-forward actuation added to the drive [N or N·m].
+    """
+
+    joint_f: jax.Array
+    joint_target_q: jax.Array
+    joint_target_qd: jax.Array
+    joint_act: jax.Array
+
+    def clear(self) -> Control:
+        """Return a copy with ``joint_f`` and ``joint_act`` zeroed."""
+        return self.replace(joint_f=jnp.zeros_like(self.joint_f), joint_act=jnp.zeros_like(self.joint_act))
+
+
+@struct.dataclass
+class Model:
+    """Static description of one simulated world, as a pytree.
+
+    Every floating field is a traced leaf: ``jax.grad`` with respect to a link mass or a joint
+    offset works, and ``jax.vmap`` over a leading axis of any leaf randomises worlds. Integer
+    structure (joint types, parents, starts, labels, flags) lives in ``topology`` and the derived
+    FK/IK index schedule in ``schedule``; both are static (changing them recompiles).
+
+    Attributes:
+        gravity: ``(3,)`` gravitational acceleration in world axes [m/s²].
+        body_q: ``(body_count, 7)`` initial world poses of body origins (used by ``state()``).
+        body_qd: ``(body_count, 6)`` initial body twists ``(v_com, ω)`` in world axes.
+        body_com: ``(body_count, 3)`` centre of mass in the body frame [m].
+        body_mass: ``(body_count,)`` mass [kg]; 0 for static/massless bodies.
+        body_inertia: ``(body_count, 3, 3)`` inertia tensor about the COM in body axes [kg·m²].
+        joint_q: ``(joint_coord_count,)`` initial generalized coordinates.
+        joint_qd: ``(joint_dof_count,)`` initial generalized velocities.
+        joint_X_p: ``(joint_count, 7)`` parent body frame → joint parent anchor transform.
+        joint_X_c: ``(joint_count, 7)`` child body frame → joint child anchor transform.
+        joint_axis: ``(joint_dof_count, 3)`` unit DOF axes in the parent-anchor frame (identity
+            axes for BALL/FREE/DISTANCE DOFs).
+        joint_limit_lower: ``(joint_dof_count,)`` lower position limit [m or rad]; −1e10 = none.
+        joint_limit_upper: ``(joint_dof_count,)`` upper position limit; 1e10 = none.
+        joint_limit_ke: ``(joint_dof_count,)`` limit stiffness [N/m or N·m/rad].
+        joint_limit_kd: ``(joint_dof_count,)`` limit damping [N·s/m or N·m·s/rad].
+        joint_target_ke: ``(joint_dof_count,)`` drive stiffness.
+        joint_target_kd: ``(joint_dof_count,)`` drive damping.
+        joint_target_q: ``(joint_coord_count,)`` default position targets (coordinate layout).
+        joint_target_qd: ``(joint_dof_count,)`` default velocity targets.
+        joint_stiffness: ``(joint_dof_count,)`` passive spring stiffness toward ``joint_rest_q``.
+        joint_rest_q: ``(joint_dof_count,)`` passive spring rest position.
+        joint_damping: ``(joint_dof_count,)`` passive viscous damping.
+        joint_armature: ``(joint_dof_count,)`` armature added to the mass-matrix diagonal
+            [kg or kg·m²].
+        joint_friction: ``(joint_dof_count,)`` Coulomb friction force/torque [N or N·m].
+        joint_effort_limit: ``(joint_dof_count,)`` actuator force/torque limit.
+        joint_velocity_limit: ``(joint_dof_count,)`` velocity limit [m/s or rad/s].
+        shape_transform: ``(shape_count, 7)`` shape pose in its body frame (world for static).
+        shape_scale: ``(shape_count, 3)`` geometry parameters [m]: sphere (r,·,·), box half
+            extents, capsule/cylinder/cone (r, half_height, ·) along local Z, ellipsoid radii,
+            plane (half width, half length, ·) with normal +Z (0 = infinite), mesh scale.
+        shape_material_ke, shape_material_kd, shape_material_kf, shape_material_ka,
+        shape_material_mu, shape_material_restitution, shape_material_mu_torsional,
+        shape_material_mu_rolling: ``(shape_count,)`` contact material (Newton's meaning).
+        shape_margin, shape_gap: ``(shape_count,)`` contact margin / detection gap [m].
+        topology: static structure (:class:`Topology`).
+        schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
+        meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
+    """
+
+    gravity: jax.Array
+    body_q: jax.Array
+    body_qd: jax.Array
+    body_com: jax.Array
+    body_mass: jax.Array
+    body_inertia: jax.Array
+    joint_q: jax.Array
+    joint_qd: jax.Array
+    joint_X_p: jax.Array
+    joint_X_c: jax.Array
+    joint_axis: jax.Array
+    joint_limit_lower: jax.Array
+    joint_limit_upper: jax.Array
+    joint_limit_ke: jax.Array
+    joint_limit_kd: jax.Array
+    joint_target_ke: jax.Array
+    joint_target_kd: jax.Array
+    joint_target_q: jax.Array
+    joint_target_qd: jax.Array
+    joint_stiffness: jax.Array
+    joint_rest_q: jax.Array
+    joint_damping: jax.Array
+    joint_armature: jax.Array
+    joint_friction: jax.Array
+    joint_effort_limit: jax.Array
+    joint_velocity_limit: jax.Array
+    shape_transform: jax.Array
+    shape_scale: jax.Array
+    shape_material_ke: jax.Array
+    shape_material_kd: jax.Array
+    shape_material_kf: jax.Array
+    shape_material_ka: jax.Array
+    shape_material_mu: jax.Array
+    shape_material_restitution: jax.Array
+    shape_material_mu_torsional: jax.Array
+    shape_material_mu_rolling: jax.Array
+    shape_margin: jax.Array
+    shape_gap: jax.Array
+    topology: Topology = struct.field(pytree_node=False)
+    schedule: KinematicSchedule = struct.field(pytree_node=False)
+    meshes: tuple = struct.field(pytree_node=False, default=())
+
+    # ----- counts and static structure (numpy views of the topology) -----
+    @property
+    def body_count(self) -> int:
+        """Number of bodies."""
+        return self.topology.body_count
+
+    @property
+    def joint_count(self) -> int:
+        """Number of joints."""
+        return self.topology.joint_count
+
+    @property
+    def joint_coord_count(self) -> int:
+        """Length of ``joint_q``."""
+        return self.topology.joint_coord_count
+
+    @property
+    def joint_dof_count(self) -> int:
+        """Length of ``joint_qd``."""
+        return self.topology.joint_dof_count
+
+    @property
+    def shape_count(self) -> int:
+        """Number of shapes."""
+        return self.topology.shape_count
+
+    @property
+    def articulation_count(self) -> int:
+        """Number of articulations."""
+        return self.topology.articulation_count
+
+    @property
+    def up_axis(self) -> int:
+        """Index of the up axis (0=X, 1=Y, 2=Z)."""
+        return self.topology.up_axis
+
+    def __getattr__(self, name: str) -> Any:
+        # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
+        if name.startswith("_") or name in ("topology", "schedule", "meshes"):
+            raise AttributeError(name)
+        if name in _TOPOLOGY_ARRAYS:
+            return np.asarray(getattr(self.topology, name))
+        if name in ("body_label", "joint_label", "shape_label", "articulation_label"):
+            return list(getattr(self.topology, name))
+        raise AttributeError(f"'Model' object has no attribute '{name}'")
+
+    @property
+    def body_inv_mass(self) -> jax.Array:
+        """``(body_count,)`` inverse mass [1/kg]; 0 for zero-mass bodies (derived, traced)."""
+        m = self.body_mass
+        return jnp.where(m > 0.0, 1.0 / jnp.where(m > 0.0, m, 1.0), 0.0)
+
+    @property
+    def body_inv_inertia(self) -> jax.Array:
+        """``(body_count, 3, 3)`` inverse inertia about the COM in body axes (derived, traced)."""
+        inertia = self.body_inertia
+        ok = jnp.abs(jnp.linalg.det(inertia)) > 0.0
+        eye = jnp.broadcast_to(jnp.eye(3, dtype=inertia.dtype), inertia.shape)
+        inv = jnp.linalg.inv(jnp.where(ok[..., None, None], inertia, eye))
+        return jnp.where(ok[..., None, None], inv, 0.0)
+
+    def state(self) -> State:
+        """A fresh :class:`State` initialised from the model's default poses and coordinates."""
+        return State(
+            body_q=self.body_q,
+            body_qd=self.body_qd,
+            body_f=jnp.zeros_like(self.body_qd),
+            joint_q=self.joint_q,
+            joint_qd=self.joint_qd,
+        )
+
+    def collide(self, state: State, **kwargs):
+        """Detect contacts for the current body poses (see :func:`jaxart.collision.collide`)."""
+        from jaxart.collision import collide
+
+        return collide(self, state, **kwargs)
+
+    def control(self) -> Control:
+        """A fresh :class:`Control` with zero forces and the model's default targets."""
+        return Control(
+            joint_f=jnp.zeros_like(self.joint_qd),
+            joint_target_q=self.joint_target_q,
+            joint_target_qd=self.joint_target_qd,
+            joint_act=jnp.zeros_like(self.joint_qd),
+        )
+
+
+_TOPOLOGY_ARRAYS = (
+    "joint_type",
+    "joint_parent",
+    "joint_child",
+    "joint_q_start",
+    "joint_qd_start",
+    "joint_dof_dim",
+    "joint_articulation",
+    "joint_target_mode",
+    "joint_enabled",
+    "articulation_start",
+    "articulation_end",
+    "body_flags",
+    "shape_type",
+    "shape_body",
+    "shape_flags",
+    "shape_collision_group",
+)

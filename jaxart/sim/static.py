@@ -1,0 +1,58 @@
+"""Hashable containers for static (compile-time) model metadata."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+
+class StaticArray:
+    """A read-only numpy array that hashes and compares by content.
+
+    Static metadata (indices, masks, schedules) must be hashable so that it can live in a
+    pytree's aux data; a bare ``numpy.ndarray`` is not. The hash is computed once.
+    """
+
+    __slots__ = ("_array", "_hash")
+
+    def __init__(self, array) -> None:
+        arr = np.array(array, copy=True)
+        arr.setflags(write=False)
+        self._array = arr
+        digest = hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
+        self._hash = hash((arr.shape, arr.dtype.str, digest))
+
+    @property
+    def array(self) -> np.ndarray:
+        """The wrapped read-only array."""
+        return self._array
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+    def __getitem__(self, item):
+        return self._array[item]
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the wrapped array."""
+        return self._array.shape
+
+    def tolist(self):
+        """The array as nested Python lists."""
+        return self._array.tolist()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, StaticArray):
+            return NotImplemented
+        return self._hash == other._hash and np.array_equal(self._array, other._array)
+
+    def __repr__(self) -> str:
+        return f"StaticArray(shape={self._array.shape}, dtype={self._array.dtype})"
