@@ -4,7 +4,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 ``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
 """
 
-from jaxart import solvers
+from jaxart import assets, solvers
 from jaxart.kinematics import eval_fk, eval_ik
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
@@ -30,5 +30,6 @@ __all__ = [
     "State",
     "eval_fk",
     "eval_ik",
+    "assets",
     "solvers",
 ]

@@ -1,0 +1,104 @@
+"""Forward-kinematics throughput: jaxart ``eval_fk`` vs ``mjx.kinematics`` vs MuJoCo C ``mj_kinematics``.
+
+Usage: ``python benchmarks/fk.py [--batches 1 1024 4096] [--quick]``. Prints per-world time [µs] and
+compile time [s] for the MJX test-data humanoid and 32/128-link hinge chains, with ratios
+(>1 means jaxart is faster). MuJoCo C runs single-threaded in a Python loop (its per-call Python
+overhead, ~0.3 µs, is included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from common import chain_mjcf, compile_time, mjx_humanoid_path, print_table, time_call
+
+import jaxart
+
+
+def _models(quick: bool):
+    yield "humanoid", open(mjx_humanoid_path()).read()
+    yield "chain-32", chain_mjcf(32)
+    if not quick:
+        yield "chain-128", chain_mjcf(128)
+
+
+def _random_qpos(mj: mujoco.MjModel, batch: int, rng) -> np.ndarray:
+    q = np.tile(mj.qpos0, (batch, 1)) + 0.3 * rng.normal(size=(batch, mj.nq))
+    for j in range(mj.njnt):
+        adr = mj.jnt_qposadr[j]
+        if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            adr += 3
+        if mj.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            quat = q[:, adr:adr + 4]
+            q[:, adr:adr + 4] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    return q
+
+
+def _to_joint_q(mj: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
+    """MuJoCo qpos (wxyz quaternions) → jaxart joint_q (xyzw), for importer-mapped models."""
+    q = qpos.copy()
+    for j in range(mj.njnt):
+        adr = mj.jnt_qposadr[j] + (3 if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 0)
+        if mj.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            q[..., adr:adr + 4] = qpos[..., [adr + 1, adr + 2, adr + 3, adr]]
+    return q
+
+
+def bench_model(name: str, xml: str, batches: list[int]) -> list[list]:
+    from mujoco import mjx
+
+    rows = []
+    mj = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mj)
+    builder = jaxart.ModelBuilder()
+    builder.add_mjcf(xml)
+    model = builder.finalize()
+    mx = mjx.put_model(mj)
+    rng = np.random.default_rng(0)
+    qpos1 = _random_qpos(mj, 1, rng)[0]
+    d.qpos[:] = qpos1
+    t0 = time.perf_counter()
+    n = 2000
+    for _ in range(n):
+        mujoco.mj_kinematics(mj, d)
+    t_c = (time.perf_counter() - t0) / n
+    for batch in batches:
+        qpos = _random_qpos(mj, batch, rng)
+        jq = jnp.asarray(_to_joint_q(mj, qpos), jnp.float32)
+        jqd = jnp.zeros((batch, model.joint_dof_count), jnp.float32)
+        fk = jax.jit(jax.vmap(lambda q, qd: jaxart.eval_fk(model, q, qd)))
+        c_ours = compile_time(fk, jq, jqd)
+        t_ours = time_call(fk, jq, jqd) / batch
+        dx0 = mjx.make_data(mx)
+        dxs = jax.vmap(lambda q: dx0.replace(qpos=q))(jnp.asarray(qpos, jnp.float32))
+        kin = jax.jit(jax.vmap(lambda dx: mjx.kinematics(mx, dx)))
+        c_mjx = compile_time(kin, dxs)
+        t_mjx = time_call(kin, dxs) / batch
+        rows.append([name, batch, t_ours * 1e6, t_mjx * 1e6, t_c * 1e6, t_mjx / t_ours, t_c / t_ours,
+                     c_ours, c_mjx])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 1024, 4096])
+    ap.add_argument("--quick", action="store_true", help="skip the 128-link chain")
+    args = ap.parse_args()
+    rows = []
+    for name, xml in _models(args.quick):
+        rows += bench_model(name, xml, args.batches)
+    print_table(
+        f"eval_fk per world ({jax.devices()[0].platform}, float32)",
+        ["model", "batch", "jaxart µs", "mjx µs", "mujoco C µs", "mjx/jaxart", "C/jaxart", "compile jaxart s",
+         "compile mjx s"],
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()

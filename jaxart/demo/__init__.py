@@ -1,0 +1,1 @@
+"""``python -m jaxart.demo``: gradient-based demos on the bundled models (see ``__main__``)."""

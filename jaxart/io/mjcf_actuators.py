@@ -1,0 +1,136 @@
+"""MuJoCo actuators → per-DOF drive settings (``target_ke/kd``, ``actuator_mode``, ``effort_limit``).
+
+Only actuators that act on a single hinge or slide joint (``trntype`` joint / jointinparent) with a
+fixed gain and either no bias (``<motor>``) or MuJoCo's position / velocity servo bias are
+representable. With gear ``g`` a position servo produces the joint force
+``g·(kp·(u − g q) − kv·g q̇)``; jaxart's drive ``ke (q_t − q) − kd q̇`` reproduces it with
+``ke = kp g²``, ``kd = kv g²``, ``q_t = u/g``. Everything else is returned as a list of
+human-readable issues for the importer's single warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from jaxart.sim.enums import JointTargetMode
+
+_HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+_JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+_FILTERS = (int(mujoco.mjtDyn.mjDYN_FILTER), int(mujoco.mjtDyn.mjDYN_FILTEREXACT))
+
+
+@dataclass
+class DofDrive:
+    """Drive settings collected for one MuJoCo DOF.
+
+    Attributes:
+        mode: :class:`JointTargetMode`.
+        ke: Position gain at the joint [N/m or N·m/rad].
+        kd: Velocity gain at the joint.
+        effort_limit: Joint force/torque bound (``inf`` when unbounded).
+        target_q: Default position target (MuJoCo's ``ctrl = 0`` clamped to ``ctrlrange``, over gear).
+        scale: Joint force per unit control for motors (``gain·gear``).
+        names: Names of the actuators that contributed.
+    """
+
+    mode: JointTargetMode
+    ke: float = 0.0
+    kd: float = 0.0
+    effort_limit: float = np.inf
+    target_q: float = 0.0
+    scale: float = 1.0
+    names: tuple[str, ...] = ()
+
+
+def _name(m, a: int) -> str:
+    return m.actuator(a).name or f"actuator_{a}"
+
+
+def _effort(m, a: int, gear: float, gain: float, *, motor: bool) -> float:
+    lim = np.inf
+    if m.actuator_forcelimited[a]:
+        lim = min(lim, abs(gear) * float(np.abs(m.actuator_forcerange[a]).max()))
+    if motor and m.actuator_ctrllimited[a]:
+        lim = min(lim, abs(gear * gain) * float(np.abs(m.actuator_ctrlrange[a]).max()))
+    return lim
+
+
+def _classify(m, a: int) -> tuple[DofDrive | None, str | None]:
+    """One actuator → a :class:`DofDrive` or an issue string."""
+    name = _name(m, a)
+    gear = float(m.actuator_gear[a, 0])
+    if m.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED or gear == 0.0:
+        return None, f"actuator {name!r}: gain type {int(m.actuator_gaintype[a])} / zero gear not representable"
+    g = float(m.actuator_gainprm[a, 0])
+    b0, b1, b2 = (float(x) for x in m.actuator_biasprm[a, :3])
+    dyn = int(m.actuator_dyntype[a])
+    bias = int(m.actuator_biastype[a])
+    if bias == mujoco.mjtBias.mjBIAS_NONE and dyn == mujoco.mjtDyn.mjDYN_NONE:
+        return DofDrive(JointTargetMode.EFFORT, effort_limit=_effort(m, a, gear, g, motor=True),
+                        scale=g * gear, names=(name,)), None
+    if bias != mujoco.mjtBias.mjBIAS_AFFINE or b0 != 0.0 or g <= 0.0 or (dyn and dyn not in _FILTERS):
+        return None, f"actuator {name!r}: dyn/gain/bias combination (dyn {dyn}, bias {bias}) not representable"
+    lim = _effort(m, a, gear, g, motor=False)
+    if np.isclose(b1, -g) and b2 <= 0.0:
+        u0 = float(np.clip(0.0, *m.actuator_ctrlrange[a])) if m.actuator_ctrllimited[a] else 0.0
+        mode = JointTargetMode.POSITION_VELOCITY if b2 < 0.0 else JointTargetMode.POSITION
+        drive = DofDrive(mode, ke=g * gear**2, kd=-b2 * gear**2, effort_limit=lim, target_q=u0 / gear, names=(name,))
+    elif b1 == 0.0 and np.isclose(b2, -g):
+        drive = DofDrive(JointTargetMode.VELOCITY, kd=g * gear**2, effort_limit=lim, names=(name,))
+    else:
+        return None, f"actuator {name!r}: affine bias {[b0, b1, b2]} is neither a position nor a velocity servo"
+    if dyn:
+        return drive, f"actuator {name!r}: activation filter (timeconst) dropped; mapped as an instantaneous servo"
+    return drive, None
+
+
+def _merge(old: DofDrive, new: DofDrive) -> DofDrive | None:
+    """Combine a position-only and a velocity-only servo on one DOF; ``None`` when they conflict."""
+    pair = {old.mode, new.mode}
+    if pair != {JointTargetMode.POSITION, JointTargetMode.VELOCITY}:
+        return None
+    pos = old if old.mode == JointTargetMode.POSITION else new
+    vel = new if pos is old else old
+    return DofDrive(JointTargetMode.POSITION_VELOCITY, ke=pos.ke, kd=vel.kd,
+                    effort_limit=min(pos.effort_limit, vel.effort_limit), target_q=pos.target_q,
+                    names=old.names + new.names)
+
+
+def map_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
+    """Collect drive settings per MuJoCo DOF index.
+
+    Args:
+        m: Compiled ``mujoco.MjModel``.
+
+    Returns:
+        ``(drives, issues)``: drives keyed by MuJoCo DOF index, and one message per actuator that
+        could not be represented (or was approximated).
+    """
+    drives: dict[int, DofDrive] = {}
+    issues: list[str] = []
+    for a in range(m.nu):
+        name = _name(m, a)
+        trn = int(m.actuator_trntype[a])
+        jnt = int(m.actuator_trnid[a, 0])
+        if trn not in _JOINT_TRN or int(m.jnt_type[jnt]) not in _HINGE_SLIDE:
+            what = "a ball/free joint" if trn in _JOINT_TRN else f"transmission type {trn} (tendon/site/body/crank)"
+            issues.append(f"actuator {name!r} on {what}")
+            continue
+        drive, issue = _classify(m, a)
+        if issue:
+            issues.append(issue)
+        if drive is None:
+            continue
+        dof = int(m.jnt_dofadr[jnt])
+        if dof in drives:
+            merged = _merge(drives[dof], drive)
+            if merged is None:
+                issues.append(f"actuator {name!r}: joint {m.joint(jnt).name!r} already driven by "
+                              f"{drives[dof].names}; ignored")
+                continue
+            drive = merged
+        drives[dof] = drive
+    return drives, issues
