@@ -59,6 +59,7 @@ def bench_model(name: str, xml: str, batches: list[int]) -> list[list]:
     builder.add_mjcf(xml)
     model = builder.finalize()
     mx = mjx.put_model(mj)
+    dx0 = mjx.make_data(mx)
     rng = np.random.default_rng(0)
     qpos1 = _random_qpos(mj, 1, rng)[0]
     d.qpos[:] = qpos1
@@ -74,8 +75,7 @@ def bench_model(name: str, xml: str, batches: list[int]) -> list[list]:
         fk = jax.jit(jax.vmap(lambda q, qd: jaxart.eval_fk(model, q, qd)))
         c_ours = compile_time(fk, jq, jqd)
         t_ours = time_call(fk, jq, jqd) / batch
-        dx0 = mjx.make_data(mx)
-        dxs = jax.vmap(lambda q: dx0.replace(qpos=q))(jnp.asarray(qpos, jnp.float32))
+        dxs = jax.vmap(lambda q: dx0.replace(qpos=q))(jnp.asarray(qpos, jnp.float32))  # noqa: B023
         kin = jax.jit(jax.vmap(lambda dx: mjx.kinematics(mx, dx)))
         c_mjx = compile_time(kin, dxs)
         t_mjx = time_call(kin, dxs) / batch
