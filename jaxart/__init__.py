@@ -4,7 +4,8 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 ``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
 """
 
-from jaxart import assets, solvers
+from jaxart import assets, collision, solvers
+from jaxart.collision import Contacts
 from jaxart.kinematics import eval_fk, eval_ik
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
@@ -18,6 +19,7 @@ __all__ = [
     "MAXVAL",
     "Axis",
     "BodyFlags",
+    "Contacts",
     "Control",
     "GeoType",
     "JointDofConfig",
@@ -31,5 +33,6 @@ __all__ = [
     "eval_fk",
     "eval_ik",
     "assets",
+    "collision",
     "solvers",
 ]

@@ -1,0 +1,77 @@
+"""Collision detection: candidate pairs (static), narrow phase (pure ``jnp``) and ``Contacts``.
+
+``collide(model, state)`` (also ``model.collide(state)``) returns a fixed-capacity
+:class:`Contacts` pytree. Conventions: shape A is the pair member with the lower ``GeoType``;
+normals point from A to B; ``point`` is midway between the surfaces, ``point_a``/``point_b`` lie
+on each geometric surface; ``separation`` subtracts both shape margins (negative = penetration);
+a contact is ``active`` when ``separation < gap_a + gap_b``.
+
+Supported pairs (slots per pair): plane–sphere (1), plane–capsule (2), plane–ellipsoid (1),
+plane–cylinder (4), plane–box (4), plane–mesh (≤16); sphere–sphere (1), sphere–capsule (1),
+sphere–cylinder (1), sphere–box (1), sphere–mesh (1); capsule–capsule (2), capsule–cylinder (3),
+capsule–box (3), capsule–mesh (3); box–box (8, SAT + clipping); box–mesh, mesh–mesh,
+cylinder–box, cylinder–cylinder, cylinder–mesh (8, feature-based: vertices and oriented rim
+points tested exactly, edge–edge crossings missed). Meshes are treated as convex. Any other
+combination (ellipsoid or cone against anything but a plane, cone–plane, height fields) raises
+``NotImplementedError`` naming the shapes; plane–plane never collides.
+"""
+
+from jaxart.collision.collide import NARROW_PHASE, collide, default_capacity, shape_world_transforms
+from jaxart.collision.contacts import Contacts
+from jaxart.collision.geometry import NarrowResult
+from jaxart.collision.narrow_box import box_box
+from jaxart.collision.narrow_convex import (
+    capsule_box,
+    capsule_capsule,
+    capsule_cylinder,
+    sphere_box,
+    sphere_capsule,
+    sphere_cylinder,
+    sphere_sphere,
+)
+from jaxart.collision.narrow_cylinder import cylinder_box, cylinder_cylinder, cylinder_mesh
+from jaxart.collision.narrow_mesh import box_mesh, capsule_mesh, mesh_mesh, sphere_mesh
+from jaxart.collision.narrow_plane import (
+    plane_box,
+    plane_capsule,
+    plane_cylinder,
+    plane_ellipsoid,
+    plane_mesh,
+    plane_sphere,
+)
+from jaxart.collision.pairs import PairGroup, candidate_pairs, group_pairs, groups_collide, pair_groups
+
+__all__ = [
+    "NARROW_PHASE",
+    "Contacts",
+    "NarrowResult",
+    "PairGroup",
+    "box_box",
+    "box_mesh",
+    "candidate_pairs",
+    "capsule_box",
+    "capsule_capsule",
+    "capsule_cylinder",
+    "capsule_mesh",
+    "collide",
+    "cylinder_box",
+    "cylinder_cylinder",
+    "cylinder_mesh",
+    "default_capacity",
+    "group_pairs",
+    "mesh_mesh",
+    "groups_collide",
+    "pair_groups",
+    "plane_box",
+    "plane_capsule",
+    "plane_cylinder",
+    "plane_ellipsoid",
+    "plane_mesh",
+    "plane_sphere",
+    "shape_world_transforms",
+    "sphere_box",
+    "sphere_capsule",
+    "sphere_cylinder",
+    "sphere_mesh",
+    "sphere_sphere",
+]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxart.kinematics.joints import joint_motion
+from jaxart.kinematics.joints import joint_motion_soa
 from jaxart.kinematics.masks import articulation_mask, body_update_mask
 from jaxart.kinematics.tree import accumulate_down, compose_down
-from jaxart.math import quat_rotate, transform_identity, transform_inverse, transform_mul, transform_point
+from jaxart.math import soa
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.model import State
 
@@ -41,13 +42,21 @@ def eval_fk(model, joint_q, joint_qd, state: State | None = None, mask=None, ind
         joint_q = jnp.asarray(joint_q, dtype=state.body_q.dtype)
         joint_qd = jnp.asarray(joint_qd, dtype=state.body_q.dtype)
         body_q, body_qd = fk_bodies(model, joint_q, joint_qd, state.body_q, state.body_qd)
-        upd = body_update_mask(model, art, body_flag_filter)[:, None]
-        return state.replace(
-            body_q=jnp.where(upd, body_q, state.body_q),
-            body_qd=jnp.where(upd, body_qd, state.body_qd),
-            joint_q=joint_q,
-            joint_qd=joint_qd,
-        )
+        upd = body_update_mask(model, art, body_flag_filter)
+        if not (isinstance(upd, np.ndarray) and upd.all()):
+            upd = jnp.asarray(upd)[:, None]
+            body_q = jnp.where(upd, body_q, state.body_q)
+            body_qd = jnp.where(upd, body_qd, state.body_qd)
+        return state.replace(body_q=body_q, body_qd=body_qd, joint_q=joint_q, joint_qd=joint_qd)
+
+
+def body_slots(schedule) -> np.ndarray:
+    """Static ``(n + 1,)`` index into ``concat([tree-joint values, base body values, world])``."""
+    n = len(schedule.body_joint.array)
+    t = len(schedule.tree_joint.array)
+    pos = {int(j): k for k, j in enumerate(schedule.tree_joint.array)}
+    slots = [pos[int(j)] if j >= 0 else t + b for b, j in enumerate(schedule.body_joint.array)]
+    return np.asarray([*slots, t + n], dtype=np.int32)
 
 
 def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
@@ -63,29 +72,54 @@ def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
     Returns:
         ``(body_q (n, 7), body_qd (n, 6))``.
     """
+    world, twist, com_w = fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base)
+    n = model.body_count
+    omega = soa.take(twist[1], slice(0, n))
+    v_com = soa.add(soa.take(twist[0], slice(0, n)), soa.cross(omega, com_w))
+    body_q = soa.from_transform(soa.take(world, slice(0, n)))
+    return body_q, soa.stack(*v_com, *omega)
+
+
+def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
+    """SoA forward kinematics core.
+
+    Returns:
+        ``(world, origin_twist, com_w)``: world transforms ``(n + 1)`` (last = world), twists
+        ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, all SoA.
+    """
     sch = model.schedule
     n = model.body_count
     tj = sch.tree_joint.array
     child = model.topology.joint_child.array[tj]
-    motion = joint_motion(model, joint_q, joint_qd)
-    x_p, x_c = model.joint_X_p[tj], model.joint_X_c[tj]
-    local = transform_mul(transform_mul(x_p, motion.X_j), transform_inverse(x_c))
-    ident = transform_identity(body_q_base.dtype)[None]
-    t = jnp.concatenate([body_q_base, ident], axis=0).at[child].set(local)
-    world = compose_down(sch, t)
-    body_q = world[:n]
-    com_w = transform_point(body_q, model.body_com)
+    slots = body_slots(sch)
+    mo = joint_motion_soa(model, joint_q, joint_qd)
+    x_p = soa.to_transform(model.joint_X_p[tj])
+    x_c = soa.to_transform(model.joint_X_c[tj])
+    local = soa.tmul(soa.tmul(x_p, mo.X_j), soa.tinv(x_c))
+    base = soa.to_transform(body_q_base)
+    dt = body_q_base.dtype
+    ident = ((_z(dt),) * 3, (_z(dt),) * 3 + (jnp.ones((1,), dt),))
+    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], local, base, ident)
+    world = compose_down(sch, stacked)
+    com_w = soa.tpoint(soa.take(world, slice(0, n)), soa.unstack(model.body_com))
     # joint twists referenced at the world origin: (v_ref - w x r, w)
-    parent = sch.body_parent.array[child]
-    x_wpa = transform_mul(world[parent], x_p)
-    w = quat_rotate(x_wpa[:, 3:], motion.w)
-    v = quat_rotate(x_wpa[:, 3:], motion.v)
-    anchor = transform_mul(x_wpa, motion.X_j)[:, :3]
-    ref = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], com_w[child], anchor)
-    twist_j = jnp.concatenate([v - jnp.cross(w, ref), w], axis=-1)
-    base = jnp.concatenate([body_qd_base[:, :3] - jnp.cross(body_qd_base[:, 3:], com_w), body_qd_base[:, 3:]], -1)
-    twists = jnp.concatenate([base, jnp.zeros((1, 6), base.dtype)], axis=0).at[child].set(twist_j)
-    origin_twist = accumulate_down(sch, twists)[:n]
-    omega = origin_twist[:, 3:]
-    body_qd = jnp.concatenate([origin_twist[:, :3] + jnp.cross(omega, com_w), omega], axis=-1)
-    return body_q, body_qd
+    x_wpa = soa.tmul(soa.take(world, sch.body_parent.array[child]), x_p)
+    w = soa.qrot(x_wpa[1], mo.w)
+    v = soa.qrot(x_wpa[1], mo.v)
+    anchor = soa.tpoint(x_wpa, mo.X_j[0])
+    ref = soa.where(jnp.asarray(sch.is_com_ref.array), soa.take(com_w, child), anchor)
+    twist_j = (soa.sub(v, soa.cross(w, ref)), w)
+    bv, bw = soa.unstack(body_qd_base[..., :3]), soa.unstack(body_qd_base[..., 3:])
+    twist_b = (soa.sub(bv, soa.cross(bw, com_w)), bw)
+    zero = ((_z(dt),) * 3, (_z(dt),) * 3)
+    twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], twist_j, twist_b, zero)
+    return world, accumulate_down(sch, twists), com_w
+
+
+def _z(dt):
+    return jnp.zeros((1,), dt)
+
+
+def _cat(a, b, c):
+    shape = jnp.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1])
+    return jnp.concatenate([jnp.broadcast_to(x, (*shape, x.shape[-1])) for x in (a, b, c)], axis=-1)

@@ -5,6 +5,7 @@ last axis, and is safe to differentiate at identity rotations and zero velocitie
 gradients): divisions, square roots and ``atan2`` follow the double-``where`` rule.
 """
 
+from jaxart.math import soa
 from jaxart.math.quat import (
     matrix_to_euler_xyz,
     quat_conjugate,
@@ -42,6 +43,7 @@ from jaxart.math.transform import (
 )
 
 __all__ = [
+    "soa",
     "inv3",
     "matrix_to_euler_xyz",
     "cross_force",

@@ -213,8 +213,8 @@ class ModelBuilder(ShapeBuilderMixin):
             label: Unique joint name (defaults to ``joint_<index>``).
             parent_xform: ``joint_X_p``: parent body frame → parent anchor.
             child_xform: ``joint_X_c``: child body frame → child anchor.
-            collision_filter_parent: Filter contacts between child and parent shapes
-                (defaults to ``default_shape_cfg.collision_filter_parent``).
+            collision_filter_parent: Filter contacts between child and parent shapes (default:
+                joints with a parent body and FIXED joints to the world, as Newton).
             enabled: Whether solvers enforce the joint.
             custom_attributes: Accepted for Newton compatibility; must be empty.
 
@@ -244,8 +244,8 @@ class ModelBuilder(ShapeBuilderMixin):
         self.joint_label.append(name)
         self.joint_enabled.append(bool(enabled))
         cfp = collision_filter_parent
-        if cfp is None:
-            cfp = self.default_shape_cfg.collision_filter_parent
+        if cfp is None:  # Newton's default: filter joints with a parent body and FIXED joints to the world
+            cfp = parent >= 0 or jt == JointType.FIXED
         cfp = bool(cfp)
         self.joint_collision_filter_parent.append(cfp)
         self.joint_articulation.append(-1)

@@ -128,8 +128,8 @@ class ShapeConfig:
         margin: Contact margin [m] (shape surface offset).
         gap: Contact detection gap [m]; ``None`` uses the builder's ``rigid_gap``.
         is_solid: Solid (True) or hollow shell for inertia.
-        collision_group: Group id; shapes of equal positive groups do not collide with each other
-            unless the group is −1 (collides with all); 0 disables group collisions.
+        collision_group: Positive groups collide with the same group and with negative groups; a
+            negative group collides with every group except itself; 0 = no shape collisions.
         collision_filter_parent: Ignore contacts between this shape and its body's parent body.
         has_shape_collision: Whether the shape collides with other shapes.
         has_particle_collision: Kept for API compatibility (particles are out of scope).

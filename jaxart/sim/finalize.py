@@ -136,4 +136,6 @@ def _topology(b) -> Topology:
         joint_label=tuple(b.joint_label),
         shape_label=tuple(b.shape_label),
         articulation_label=tuple(b.articulation_label),
+        joint_collision_filter_parent=StaticArray(
+            np.asarray(b.joint_collision_filter_parent, dtype=bool).reshape(b.joint_count)),
     )

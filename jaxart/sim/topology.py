@@ -41,10 +41,13 @@ class Topology:
         shape_type: ``(shape_count,)`` :class:`GeoType` values.
         shape_body: ``(shape_count,)`` owning body, −1 for static world shapes.
         shape_flags: ``(shape_count,)`` bit 0 visible, bit 1 collide shapes, bit 2 site.
-        shape_collision_group: ``(shape_count,)`` collision groups (0 = none, −1 = all).
+        shape_collision_group: ``(shape_count,)`` collision groups (0 = none, −1 = all except other −1
+            shapes).
         shape_collision_filter_pairs: ``(k, 2)`` explicit shape pairs that never collide.
         up_axis: Index of the up axis (0, 1, 2).
         body_label, joint_label, shape_label, articulation_label: Names.
+        joint_collision_filter_parent: ``(joint_count,)`` bool; filter contacts between the shapes of
+            each joint's parent and child bodies.
     """
 
     body_count: int
@@ -75,6 +78,7 @@ class Topology:
     joint_label: tuple[str, ...]
     shape_label: tuple[str, ...]
     articulation_label: tuple[str, ...]
+    joint_collision_filter_parent: StaticArray | None = None
 
     def _key(self) -> tuple:
         return tuple(getattr(self, f.name) for f in dataclasses.fields(self))

@@ -1,0 +1,59 @@
+"""The fixed-capacity ``Contacts`` pytree produced by :func:`jaxart.collision.collide`."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+@struct.dataclass
+class Contacts:
+    """Rigid contacts of one world with a fixed capacity ``c`` (add a leading axis for batches).
+
+    Conventions: shape A has the lower :class:`~jaxart.GeoType` of the pair (plane < sphere <
+    capsule < ellipsoid < cylinder < box < mesh), the normal points from A toward B, and
+    ``separation = n · (point_b − point_a) − (margin_a + margin_b)`` (Newton's
+    ``contact_surface_separation``): positive = gap, negative = penetration. Inactive rows hold
+    finite values (padding rows: shape/body index −1); always mask with ``active``.
+
+    Attributes:
+        point: ``(c, 3)`` world contact point midway between the two (un-inflated) surfaces [m].
+        point_a: ``(c, 3)`` world point on shape A's geometric surface [m].
+        point_b: ``(c, 3)`` world point on shape B's geometric surface [m].
+        normal: ``(c, 3)`` world unit normal from shape A toward shape B.
+        separation: ``(c,)`` signed separation of the margin-inflated surfaces [m].
+        shape_a, shape_b: ``(c,)`` int32 shape indices (−1 in unused rows).
+        body_a, body_b: ``(c,)`` int32 owning bodies (−1 for static shapes and unused rows).
+        active: ``(c,)`` bool: a real contact with ``separation < gap`` (see ``collide``).
+    """
+
+    point: jax.Array
+    point_a: jax.Array
+    point_b: jax.Array
+    normal: jax.Array
+    separation: jax.Array
+    shape_a: jax.Array
+    shape_b: jax.Array
+    body_a: jax.Array
+    body_b: jax.Array
+    active: jax.Array
+
+    @property
+    def capacity(self) -> int:
+        """Number of contact rows (static)."""
+        return self.separation.shape[-1]
+
+    @property
+    def count(self) -> jax.Array:
+        """Number of active contacts (traced)."""
+        return jnp.sum(self.active, axis=-1)
+
+    @classmethod
+    def empty(cls, capacity: int, dtype=jnp.float32) -> Contacts:
+        """A ``Contacts`` of ``capacity`` inactive rows."""
+        z3 = jnp.zeros((capacity, 3), dtype)
+        neg = jnp.full((capacity,), -1, jnp.int32)
+        return cls(point=z3, point_a=z3, point_b=z3, normal=z3.at[:, 2].set(1.0),
+                   separation=jnp.zeros((capacity,), dtype), shape_a=neg, shape_b=neg, body_a=neg, body_b=neg,
+                   active=jnp.zeros((capacity,), bool))
