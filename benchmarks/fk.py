@@ -50,8 +50,8 @@ def _to_joint_q(mj: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
 
 
 def _mjx_poses(d):
-    # the same outputs as eval_fk: body poses and (via cvel) velocities
-    return d.xpos, d.xquat, d.cvel
+    # mjx.kinematics computes poses only; jaxart's eval_fk also computes body twists
+    return d.xpos, d.xquat
 
 
 def bench_model(name: str, xml: str, batches: list[int]) -> list[list]:
