@@ -1,0 +1,199 @@
+"""``SolverMuJoCo``: jaxart models stepped by MuJoCo XLA (``mujoco.mjx``).
+
+The jaxart :class:`~jaxart.Model` is translated once (on the host) into ``mujoco.MjSpec`` →
+``MjModel`` → ``mjx.Model`` following Newton's mapping tables (seed 002; see
+:mod:`jaxart.solvers.mujoco_convert`). Each :meth:`SolverMuJoCo.step` maps the jaxart state and
+control into an ``mjx.Data`` (:mod:`jaxart.solvers.mujoco_state`), runs ``mjx.step`` and maps
+``qpos``/``qvel`` back; body poses and COM twists come from :func:`jaxart.eval_fk`.
+
+Feature table:
+
+======================  =====================================================================
+jit / vmap              yes (``vmap`` over a leading batch axis of State/Control)
+grad (reverse mode)     contact-free models: any options. With contacts or limits MJX's
+                        constraint solver runs a ``while_loop`` unless ``iterations=1`` (its line
+                        search is a fixed-length scan), so pass ``iterations=1`` (and a modest
+                        ``ls_iterations``) to differentiate through contacts.
+contacts                MuJoCo's collision detection (``use_mujoco_contacts=True``; the
+                        ``contacts`` argument of ``step`` is ignored, as in Newton);
+                        ``use_mujoco_contacts=False`` raises ``NotImplementedError`` until
+                        jaxart's collision pipeline can feed MJX.
+solver warm start       none between steps (each step starts from ``qacc_smooth``).
+gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
+                        differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
+======================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from mujoco import mjx
+
+from jaxart.kinematics import eval_fk
+from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.mujoco_convert import model_to_spec, resolve_options
+from jaxart.solvers.mujoco_layout import MjLayout
+from jaxart.solvers.mujoco_state import (
+    body_f_to_xfrc,
+    control_to_ctrl,
+    joint_f_to_qfrc,
+    joint_q_to_qpos,
+    joint_qd_to_qvel,
+    qpos_to_joint_q,
+    qvel_to_joint_qd,
+)
+
+
+class SolverMuJoCo:
+    """Step a jaxart model with MuJoCo XLA (Newton's ``SolverMuJoCo``, functional).
+
+    Args:
+        model: The jaxart model (converted once, on construction).
+        iterations: Constraint-solver iterations (default 100; use 1 for reverse-mode gradients
+            through contacts/limits).
+        ls_iterations: Line-search iterations (default 50).
+        solver: ``"newton"`` (default), ``"cg"`` or ``"pgs"``.
+        integrator: ``"implicitfast"`` (default), ``"euler"``, ``"implicit"`` or ``"rk4"``.
+        cone: ``"pyramidal"`` (default) or ``"elliptic"``.
+        impratio: Frictional-to-normal impedance ratio (MuJoCo's default when ``None``).
+        tolerance: Solver tolerance (MuJoCo's default when ``None``).
+        jacobian: MuJoCo's ``"auto"`` (default), ``"dense"`` or ``"sparse"`` constraint Jacobian /
+            mass-matrix layout. Batched (``vmap``) stepping on CPU: prefer ``solver="cg"``,
+            ``integrator="euler"`` and ``jacobian="sparse"`` — MJX then avoids LAPACK Cholesky
+            calls, whose batched XLA CPU kernel was seen to deadlock on small machines.
+        use_mujoco_contacts: Use MuJoCo's collision detection (``False`` is not available yet).
+        save_to_mjcf: Optional path; the converted model is written there as MJCF.
+        timestep: Default step size stored in the MuJoCo model [s] (``step`` overrides it with
+            its ``dt``).
+        update_body_state: Recompute ``body_q``/``body_qd`` with :func:`jaxart.eval_fk` after each
+            step (default). ``False`` leaves them untouched (only ``joint_q``/``joint_qd`` advance),
+            which saves the FK pass — the bulk of the bridge's overhead under ``vmap``.
+
+    Attributes:
+        model: The jaxart model.
+        mj_spec: The ``mujoco.MjSpec``.
+        mj_model: The compiled ``mujoco.MjModel`` (MuJoCo conventions: wxyz quaternions).
+        mjx_model: The ``mjx.Model``.
+        layout: Static index mapping (:class:`~jaxart.solvers.mujoco_layout.MjLayout`).
+        options: Resolved solver options.
+
+    Raises:
+        NotImplementedError: ``use_mujoco_contacts=False`` or a model feature without mapping.
+        ValueError: Bad option values, or MuJoCo rejected the converted model.
+    """
+
+    def __init__(self, model: Model, *, iterations: int | None = None, ls_iterations: int | None = None,
+                 solver: str | None = None, integrator: str | None = None, cone: str | None = None,
+                 impratio: float | None = None, tolerance: float | None = None, jacobian: str | None = None,
+                 use_mujoco_contacts: bool = True,
+                 save_to_mjcf: str | None = None, timestep: float | None = None,
+                 update_body_state: bool = True) -> None:
+        if not isinstance(model, Model):
+            raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
+        if not use_mujoco_contacts:
+            raise NotImplementedError("SolverMuJoCo(use_mujoco_contacts=False): jaxart contacts arrive with the "
+                                      "collision issue")
+        self.model = model
+        self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
+                                       integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
+                                       jacobian=jacobian)
+        self.mj_spec, recorder = model_to_spec(model, self.options)
+        if timestep is not None:
+            self.mj_spec.option.timestep = float(timestep)
+        try:
+            self.mj_model = self.mj_spec.compile()
+        except ValueError as e:
+            raise ValueError(f"SolverMuJoCo: MuJoCo rejected the converted model: {e}") from None
+        self.layout: MjLayout = recorder.resolve(self.mj_model, model.body_count)
+        self.mjx_model = mjx.put_model(self.mj_model)
+        self._data0 = mjx.make_data(self.mjx_model)
+        self.update_body_state = bool(update_body_state)
+        self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state))
+        if save_to_mjcf is not None:
+            self.save_to_mjcf(save_to_mjcf)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, state: State, control: Control | None, contacts, dt: float) -> State:
+        """Advance one step of ``dt`` seconds with ``mjx.step``; returns the new :class:`State`.
+
+        Jittable and vmappable over a leading batch axis of ``state``/``control``. ``body_f``
+        (world wrenches at COMs) is applied for this step. As in Newton with
+        ``use_mujoco_contacts=True``, MuJoCo detects contacts itself and ``contacts`` is ignored
+        (pass ``None`` or the output of ``model.collide``).
+
+        Args:
+            state: Current state.
+            control: Drive targets and generalized forces (``model.control()`` when ``None``).
+            contacts: Ignored (MuJoCo's collision pipeline is used).
+            dt: Step size [s] (replaces ``mjx_model.opt.timestep``; traced, no recompile).
+        """
+        del contacts  # MuJoCo's own collision detection (use_mujoco_contacts=True)
+        if control is None:
+            control = self.model.control()
+        return self._step(self.model, self.mjx_model, self._data0, state, control, dt)
+
+    def to_mjx_data(self, state: State, control: Control | None = None) -> mjx.Data:
+        """The ``mjx.Data`` (before ``mjx.step``) for ``state`` and ``control`` (pure, jittable)."""
+        if control is None:
+            control = self.model.control()
+        return _to_data(self.layout, self._data0, state, control)
+
+    def from_mjx_data(self, data: mjx.Data, state: State) -> State:
+        """Map ``data.qpos``/``data.qvel`` back into ``state`` (joint coordinates + FK)."""
+        return _from_data(self.layout, self.model, data.qpos, data.qvel, state, True)
+
+    def to_mj_data(self, state: State, control: Control | None = None) -> mujoco.MjData:
+        """A MuJoCo C ``MjData`` holding ``state``/``control`` (host copy, for oracles and viewers)."""
+        dx = self.to_mjx_data(state, control)
+        d = mujoco.MjData(self.mj_model)
+        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied"):
+            getattr(d, field)[:] = np.asarray(getattr(dx, field))
+        mujoco.mj_forward(self.mj_model, d)
+        return d
+
+    def save_to_mjcf(self, path: str) -> str:
+        """Write the converted model as MJCF XML to ``path`` and return the XML text."""
+        xml = self.mj_spec.to_xml()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(xml)
+        return xml
+
+    def __repr__(self) -> str:
+        m = self.mj_model
+        return f"SolverMuJoCo(nq={m.nq}, nv={m.nv}, nu={m.nu}, ngeom={m.ngeom}, options={self.options})"
+
+
+def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control) -> mjx.Data:
+    ft = data0.qpos.dtype
+    jq, jqd = state.joint_q.astype(ft), state.joint_qd.astype(ft)
+    force = (control.joint_f + control.joint_act).astype(ft)
+    return data0.replace(
+        qpos=joint_q_to_qpos(layout, jq),
+        qvel=joint_qd_to_qvel(layout, jq, jqd),
+        ctrl=control_to_ctrl(layout, control.joint_target_q.astype(ft), control.joint_target_qd.astype(ft)),
+        qfrc_applied=joint_f_to_qfrc(layout, jq, force),
+        xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
+    )
+
+
+def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: bool) -> State:
+    dt = state.joint_q.dtype
+    joint_q = qpos_to_joint_q(layout, qpos, model.joint_coord_count).astype(dt)
+    joint_qd = qvel_to_joint_qd(layout, qpos, qvel, model.joint_dof_count).astype(dt)
+    if not fk:
+        return state.replace(joint_q=joint_q, joint_qd=joint_qd)
+    return eval_fk(model, joint_q, joint_qd, state)
+
+
+def _step(layout: MjLayout, fk: bool, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
+          control: Control, dt) -> State:
+    with jax.named_scope("jaxart.SolverMuJoCo.step"):
+        d = _to_data(layout, data0, state, control)
+        m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
+        d = mjx.step(m, d)
+        return _from_data(layout, model, d.qpos, d.qvel, state, fk)

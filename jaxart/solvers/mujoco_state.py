@@ -1,0 +1,147 @@
+"""Pure, jittable state mapping between jaxart and MuJoCo arrays (both directions).
+
+Conventions (verified against MuJoCo C with ``mj_forward``/``mj_integratePos``, see the tests):
+
+* MuJoCo quaternions are ``(w, x, y, z)``; jaxart's are ``(x, y, z, w)``.
+* MuJoCo ball ``qvel`` is the angular velocity in the *child* (local) frame; jaxart's BALL
+  ``joint_qd`` is ω in the parent-anchor frame, so ``ω_mj = R(q)ᵀ ω``.
+* MuJoCo free ``qvel = (v, ω)``: ``v`` the world velocity of the body frame's origin, ``ω`` in
+  the body (local) frame. jaxart FREE ``joint_qd = (v_com, ω)`` in the parent-anchor frame. The
+  MuJoCo body frame is the child anchor; its world pose is ``joint_X_p · joint_q``.
+* ``xfrc_applied`` is a world-frame force and torque applied at the body COM (``xipos``), the
+  same as jaxart's ``body_f``; Control.joint_f of FREE joints (a world wrench at the child COM)
+  is added there too. BALL generalized forces are rotated into the child frame like ω.
+
+All index arrays come from a static :class:`~jaxart.solvers.mujoco_layout.MjLayout`; every
+function is vectorised (no loops over joints) and works under ``jit``/``vmap``/``grad``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxart.math import quat_mul, quat_normalize, quat_rotate, quat_rotate_inv, transform_inverse, transform_mul
+from jaxart.solvers.mujoco_layout import MjLayout
+
+_TO_WXYZ = (3, 0, 1, 2)
+_TO_XYZW = (1, 2, 3, 0)
+
+
+def joint_q_to_qpos(layout: MjLayout, joint_q: jnp.ndarray) -> jnp.ndarray:
+    """jaxart ``joint_q`` ``(joint_coord_count,)`` → MuJoCo ``qpos`` ``(nq,)``."""
+    qpos = jnp.zeros((layout.nq,), joint_q.dtype)
+    qpos = qpos.at[layout.q_dst].set(joint_q[layout.q_src])
+    if layout.ball_q_src.size:
+        q = joint_q[layout.ball_q_src]
+        qpos = qpos.at[layout.ball_q_dst].set(q[:, _TO_WXYZ])
+    if layout.free_q_src.size:
+        pose = transform_mul(jnp.asarray(layout.free_X_p, joint_q.dtype), joint_q[layout.free_q_src])
+        qpos = qpos.at[layout.free_q_dst].set(jnp.concatenate([pose[:, :3], pose[:, 3:][:, _TO_WXYZ]], -1))
+    return qpos
+
+
+def qpos_to_joint_q(layout: MjLayout, qpos: jnp.ndarray, coord_count: int) -> jnp.ndarray:
+    """MuJoCo ``qpos`` → jaxart ``joint_q`` (quaternions normalised, xyzw)."""
+    joint_q = jnp.zeros((coord_count,), qpos.dtype)
+    joint_q = joint_q.at[layout.q_src].set(qpos[layout.q_dst])
+    if layout.ball_q_src.size:
+        q = qpos[layout.ball_q_dst][:, _TO_XYZW]
+        joint_q = joint_q.at[layout.ball_q_src].set(q)
+    if layout.free_q_src.size:
+        raw = qpos[layout.free_q_dst]
+        pose = jnp.concatenate([raw[:, :3], raw[:, 3:][:, _TO_XYZW]], -1)
+        local = transform_mul(transform_inverse(jnp.asarray(layout.free_X_p, qpos.dtype)), pose)
+        joint_q = joint_q.at[layout.free_q_src].set(local)
+    return joint_q
+
+
+def joint_qd_to_qvel(layout: MjLayout, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> jnp.ndarray:
+    """jaxart ``joint_qd`` → MuJoCo ``qvel`` ``(nv,)`` (needs ``joint_q`` for BALL/FREE frames)."""
+    qvel = jnp.zeros((layout.nv,), joint_qd.dtype)
+    qvel = qvel.at[layout.v_dst].set(joint_qd[layout.v_src])
+    if layout.ball_q_src.size:
+        q = quat_normalize(joint_q[layout.ball_q_src])
+        qvel = qvel.at[layout.ball_v_dst].set(quat_rotate_inv(q, joint_qd[layout.ball_v_src]))
+    if layout.free_q_src.size:
+        x_p = jnp.asarray(layout.free_X_p, joint_q.dtype)
+        rot = quat_normalize(quat_mul(x_p[:, 3:], joint_q[layout.free_q_src][:, 3:]))
+        qd = joint_qd[layout.free_v_src]
+        w_world = quat_rotate(x_p[:, 3:], qd[:, 3:])
+        v_com = quat_rotate(x_p[:, 3:], qd[:, :3])
+        arm = quat_rotate(rot, jnp.asarray(layout.free_com, joint_q.dtype))
+        v_origin = v_com - jnp.cross(w_world, arm)
+        qvel = qvel.at[layout.free_v_dst].set(jnp.concatenate([v_origin, quat_rotate_inv(rot, w_world)], -1))
+    return qvel
+
+
+def qvel_to_joint_qd(layout: MjLayout, qpos: jnp.ndarray, qvel: jnp.ndarray, dof_count: int) -> jnp.ndarray:
+    """MuJoCo ``qvel`` → jaxart ``joint_qd`` (needs ``qpos`` for BALL/FREE frames)."""
+    joint_qd = jnp.zeros((dof_count,), qvel.dtype)
+    joint_qd = joint_qd.at[layout.v_src].set(qvel[layout.v_dst])
+    if layout.ball_q_src.size:
+        q = quat_normalize(qpos[layout.ball_q_dst][:, _TO_XYZW])
+        joint_qd = joint_qd.at[layout.ball_v_src].set(quat_rotate(q, qvel[layout.ball_v_dst]))
+    if layout.free_q_src.size:
+        x_p = jnp.asarray(layout.free_X_p, qpos.dtype)
+        rot = quat_normalize(qpos[layout.free_q_dst][:, 3:][:, _TO_XYZW])
+        v = qvel[layout.free_v_dst]
+        w_world = quat_rotate(rot, v[:, 3:])
+        arm = quat_rotate(rot, jnp.asarray(layout.free_com, qpos.dtype))
+        v_com = v[:, :3] + jnp.cross(w_world, arm)
+        local = jnp.concatenate([quat_rotate_inv(x_p[:, 3:], v_com), quat_rotate_inv(x_p[:, 3:], w_world)], -1)
+        joint_qd = joint_qd.at[layout.free_v_src].set(local)
+    return joint_qd
+
+
+def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_qd: jnp.ndarray) -> jnp.ndarray:
+    """Drive targets → MuJoCo ``ctrl`` ``(nu,)``.
+
+    Position actuators read ``joint_target_q`` (BALL: a component of the target quaternion's
+    rotation vector, MuJoCo's ball-joint actuator length), velocity actuators ``joint_target_qd``.
+    """
+    ctrl = jnp.zeros((layout.nu,), joint_target_qd.dtype)
+    ctrl = ctrl.at[layout.pos_act].set(joint_target_q[layout.pos_src])
+    if layout.ball_act.size:
+        rotvec = quat_rotation_vector(joint_target_q[layout.ball_src])
+        ctrl = ctrl.at[layout.ball_act].set(jnp.take_along_axis(rotvec, layout.ball_comp[:, None], axis=1)[:, 0])
+    return ctrl.at[layout.vel_act].set(joint_target_qd[layout.vel_src])
+
+
+def quat_rotation_vector(q: jnp.ndarray) -> jnp.ndarray:
+    """Rotation vector (axis · angle, angle wrapped to [−π, π]) of xyzw quaternions, as MuJoCo's
+    ``mju_quat2Vel``; smooth at the identity (double-``where``)."""
+    v, w = q[..., :3], q[..., 3:]
+    s2 = jnp.sum(v * v, axis=-1, keepdims=True)
+    small = s2 < 1e-12
+    s = jnp.sqrt(jnp.where(small, 1.0, s2))
+    angle = 2.0 * jnp.arctan2(s, w)
+    angle = jnp.where(angle > jnp.pi, angle - 2.0 * jnp.pi, angle)
+    scale = jnp.where(small, 2.0 / jnp.where(jnp.abs(w) > 0, w, 1.0), angle / s)
+    return v * scale
+
+
+def joint_f_to_qfrc(layout: MjLayout, joint_q: jnp.ndarray, joint_f: jnp.ndarray) -> jnp.ndarray:
+    """Generalized forces of hinge/slide/D6/BALL DOFs → MuJoCo ``qfrc_applied`` ``(nv,)``.
+
+    FREE joint forces are world wrenches and go through :func:`body_f_to_xfrc` instead.
+    """
+    qfrc = jnp.zeros((layout.nv,), joint_f.dtype)
+    qfrc = qfrc.at[layout.v_dst].set(joint_f[layout.v_src])
+    if layout.ball_q_src.size:
+        q = quat_normalize(joint_q[layout.ball_q_src])
+        qfrc = qfrc.at[layout.ball_v_dst].set(quat_rotate_inv(q, joint_f[layout.ball_v_src]))
+    return qfrc
+
+
+def body_f_to_xfrc(layout: MjLayout, body_f: jnp.ndarray, joint_f: jnp.ndarray | None = None) -> jnp.ndarray:
+    """World wrenches at body COMs → MuJoCo ``xfrc_applied`` ``(nbody, 6)`` (force, torque at COM).
+
+    Args:
+        layout: The layout.
+        body_f: ``(body_count, 6)`` jaxart ``State.body_f``.
+        joint_f: Optional ``Control.joint_f``; FREE joints' world wrenches are added to their child.
+    """
+    xfrc = jnp.zeros((layout.nbody, 6), body_f.dtype).at[layout.body_mj].add(body_f)
+    if joint_f is not None and layout.free_v_src.size:
+        xfrc = xfrc.at[layout.free_body].add(joint_f[layout.free_v_src])
+    return xfrc
