@@ -1,0 +1,155 @@
+"""Joint forces of ``SolverSemiImplicit``: every joint as a penalty spring between its anchor frames.
+
+Follows Newton's ``eval_body_joints`` (semi-implicit kernels): the free directions of a joint carry
+the per-DOF force law (drive per ``joint_target_mode``, limits ``limit_ke/kd`` replacing the
+drive, passive ``stiffness``/``damping``, ``Control.joint_f`` and ``joint_act``); the constrained
+directions carry ``joint_attach_ke`` / ``joint_attach_kd`` springs (angular attachment damping
+scaled by 0.01 as Newton). Extensions beyond Newton, documented in the solver:
+
+* BALL joints get drives (rotation-vector error ``log(q* ⊗ q⁻¹)`` per axis) and passive
+  stiffness, not only ``joint_f`` and damping;
+* DISTANCE joints keep their anchor distance in ``[min, max]`` (limits on the first DOF,
+  negative = unlimited) with the ``joint_attach_ke/kd`` spring;
+* loop-closing and orphan joints are treated exactly like tree joints.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
+from jaxart.sim.enums import JointType
+from jaxart.solvers.maximal_joints import (
+    angular_coordinates,
+    constrained_joints,
+    gather_dof,
+    gather_joint_axes,
+    joint_frames,
+    joint_static,
+    rotate_rows,
+    rotation_vector,
+    scalar_dof_force,
+    scatter_body_wrench,
+)
+
+ANGULAR_DAMPING_SCALE = 0.01  # Newton's scale of the angular attachment damping
+
+
+def joint_wrenches(model, state, control, *, attach_ke: float, attach_kd: float):
+    """World wrenches ``(body_count, 6)`` (about the COMs) of all enabled joints."""
+    st = joint_static(model.topology)
+    nb = model.body_count
+    if model.joint_count == 0:
+        return jnp.zeros((nb, 6), state.body_q.dtype)
+    jt = st.jtype
+    is_free = np.isin(jt, [JointType.FREE, JointType.DISTANCE])
+    total = jnp.zeros((nb, 6), state.body_q.dtype)
+    if np.any(constrained_joints(st)):
+        total = total + _constraint_wrenches(model, state, control, st, attach_ke, attach_kd)
+    # FREE / DISTANCE: Control.joint_f is a world wrench at the child COM
+    free_on = st.enabled & is_free
+    if free_on.any():
+        jf = control.joint_f.astype(total.dtype)
+        wrench = jnp.concatenate([gather_dof(jf, st.lin_dof), gather_dof(jf, st.ang_dof)], -1)
+        wrench = jnp.where(jnp.asarray(free_on)[:, None], wrench, 0.0)
+        total = total + jnp.zeros((nb + 1, 6), total.dtype).at[st.child].add(wrench)[:nb]
+    return total
+
+
+def _constraint_wrenches(model, state, control, st, attach_ke, attach_kd):
+    nb = model.body_count
+    fr = joint_frames(model, state.body_q, state.body_qd)
+    jt = st.jtype
+    is_free = np.isin(jt, [JointType.FREE, JointType.DISTANCE])
+    lin_f, lin_t = _linear(model, control, st, fr, attach_ke, attach_kd)
+    ang_t = _angular(model, control, st, fr, attach_ke, attach_kd)
+    dist_f = _distance(model, st, fr, attach_ke, attach_kd)
+    on = jnp.asarray(st.enabled & ~is_free)[:, None]
+    dist_on = jnp.asarray(st.enabled & (jt == JointType.DISTANCE))[:, None]
+    force = jnp.where(on, lin_f, 0.0) + jnp.where(dist_on, dist_f, 0.0)
+    torque = jnp.where(on, lin_t + ang_t, 0.0)
+    return scatter_body_wrench(nb, st.parent, st.child, fr.r_p, fr.r_c, force, torque)
+
+
+def _linear(model, control, st, fr, ke, kd):
+    lin_ax, _ = gather_joint_axes(model, st)
+    axes = rotate_rows(fr.x_p[:, 3:], lin_ax.astype(fr.x_err.dtype))
+    q = jnp.einsum("jkd,jd->jk", axes, fr.x_err)
+    qd = jnp.einsum("jkd,jd->jk", axes, fr.v_err)
+    f = scalar_dof_force(model, control, st, st.lin_dof, st.lin_coord, q, qd, angular=False)
+    f = f + gather_dof(control.joint_f.astype(q.dtype), st.lin_dof)
+    proj = jnp.einsum("jk,jkd->jd", q, axes)
+    vproj = jnp.einsum("jk,jkd->jd", qd, axes)
+    force = jnp.einsum("jk,jkd->jd", f, axes) - ke * (fr.x_err - proj) - kd * (fr.v_err - vproj)
+    return force, jnp.zeros_like(force)
+
+
+def _angular(model, control, st, fr, ke, kd):
+    dt = fr.x_err.dtype
+    kda = kd * ANGULAR_DAMPING_SCALE
+    _, ang_ax = gather_joint_axes(model, st)
+    ang_ax = ang_ax.astype(dt)
+    qp = fr.x_p[:, 3:]
+    angles, cov = angular_coordinates(st.n_ang, ang_ax, fr.q_rel)
+    cov_w = rotate_rows(qp, cov)
+    qd = jnp.einsum("jkd,jd->jk", cov_w, fr.w_err)
+    tau = scalar_dof_force(model, control, st, st.ang_dof, st.ang_coord, angles, qd, angular=True)
+    tau = tau + gather_dof(control.joint_f.astype(dt), st.ang_dof)
+    dof_t = jnp.einsum("jk,jkd->jd", tau, cov_w)
+    # n_ang == 2: the locked middle angle (row 2) is held by the attachment spring
+    lock_t = -(ke * angles[:, 2] + kda * qd[:, 2])[:, None] * cov_w[:, 2]
+    # n_ang == 1: swing of the axis held by the attachment spring
+    axis_p = cov_w[:, 0]
+    axis_c = quat_rotate(fr.x_c[:, 3:], ang_ax[:, 0])
+    swing_t = -ke * jnp.cross(axis_p, axis_c) - kda * (fr.w_err - qd[:, :1] * axis_p)
+    # n_ang == 0: full rotation held
+    fix_t = -ke * quat_rotate(qp, rotation_vector(fr.q_rel)) - kda * fr.w_err
+    n = st.n_ang[:, None]
+    ball = jnp.asarray(st.jtype == JointType.BALL)[:, None]
+    torque = jnp.where(jnp.asarray(n == 2), dof_t + lock_t, jnp.where(jnp.asarray(n == 1), dof_t + swing_t, dof_t))
+    torque = jnp.where(jnp.asarray(n == 0), fix_t, torque)
+    return jnp.where(ball, _ball(model, control, st, fr, ang_ax), torque)
+
+
+def _ball(model, control, st, fr, ang_ax):
+    """BALL: drive toward the target quaternion, passive spring/damping, ``joint_f`` (per axis)."""
+    dt = fr.x_err.dtype
+    qp = fr.x_p[:, 3:]
+    nq = model.joint_coord_count
+    t_ext = jnp.concatenate([control.joint_target_q.astype(dt), jnp.array([0.0, 1.0], dt)])
+    q_t = quat_normalize(jnp.where(jnp.asarray(st.ball_coord[:, :1] < nq), t_ext[st.ball_coord],
+                                   jnp.array([0.0, 0.0, 0.0, 1.0], dt)))
+    err = rotation_vector(quat_mul(q_t, quat_conjugate(fr.q_rel)))
+    pos = rotation_vector(fr.q_rel)
+    w_p = quat_rotate_inv(qp, fr.w_err)
+    e_k = jnp.einsum("jkd,jd->jk", ang_ax, err)
+    p_k = jnp.einsum("jkd,jd->jk", ang_ax, pos)
+    v_k = jnp.einsum("jkd,jd->jk", ang_ax, w_p)
+    dof = st.ang_dof
+    use_ke, use_kd = jnp.asarray(st.use_ke[dof]), jnp.asarray(st.use_kd[dof])
+    v_t = gather_dof(control.joint_target_qd.astype(dt), dof)
+    tau = (use_ke * gather_dof(model.joint_target_ke.astype(dt), dof) * e_k
+           + use_kd * gather_dof(model.joint_target_kd.astype(dt), dof) * (v_t - v_k)
+           + gather_dof(model.joint_stiffness.astype(dt), dof) * (gather_dof(model.joint_rest_q, dof) - p_k)
+           - gather_dof(model.joint_damping.astype(dt), dof) * v_k
+           + gather_dof(control.joint_act.astype(dt), dof) + gather_dof(control.joint_f.astype(dt), dof))
+    return jnp.einsum("jk,jkd->jd", tau, rotate_rows(qp, ang_ax))
+
+
+def _distance(model, st, fr, ke, kd):
+    """DISTANCE: spring keeping ``|x_err|`` inside ``[min, max]`` (negative = unlimited side)."""
+    dt = fr.x_err.dtype
+    d0 = st.lin_dof[:, 0]
+    lo = gather_dof(model.joint_limit_lower.astype(dt), d0)
+    hi = gather_dof(model.joint_limit_upper.astype(dt), d0)
+    d2 = jnp.sum(fr.x_err * fr.x_err, -1)
+    ok = d2 > 1e-20
+    dist = jnp.sqrt(jnp.where(ok, d2, 1.0))
+    u = jnp.where(ok[:, None], fr.x_err / dist[:, None], 0.0)
+    dist = jnp.where(ok, dist, 0.0)
+    over = (hi >= 0.0) & (dist > hi)
+    under = (lo >= 0.0) & (dist < lo)
+    bound = jnp.where(over, hi, lo)
+    mag = ke * (bound - dist) - kd * jnp.sum(u * fr.v_err, -1)
+    return jnp.where((over | under)[:, None], mag[:, None] * u, 0.0)

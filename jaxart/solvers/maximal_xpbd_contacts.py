@@ -1,0 +1,187 @@
+"""XPBD rigid contact: non-penetration, static/dynamic Coulomb friction, torsional and rolling friction.
+
+Contact points are frozen in each body's frame at the start of the step (margin-inflated surface
+points, so ``n · (p_B − p_A)`` is the signed separation) and re-evaluated at every iterate; the
+normal ``n`` (A → B) is kept from collision. Per iteration and contact (Jacobi over contacts):
+
+* **normal**: for ``d < 0`` a positional impulse ``Δλ_n = −d / w_n`` (times ``relaxation``),
+  accumulated ``λ_n ≥ 0``;
+* **friction**: the tangential drift of the two contact points since the step start is cancelled
+  (static friction) as long as the accumulated tangential impulse stays inside the cone
+  ``λ_t ≤ μ λ_n``; beyond it the impulse is capped at the cone (dynamic friction);
+* **torsional / rolling**: the relative rotation since the step start about ``n`` / perpendicular
+  to ``n`` is cancelled within ``μ_torsional λ_n`` / ``μ_rolling λ_n`` (Newton's units: metres).
+
+Materials ``μ, μ_torsional, μ_rolling, restitution`` are the mean of the two shapes (Newton).
+Each contact's impulse is scaled by ``1/N`` where ``N`` counts the penetrating contacts of its
+dynamic body (harmonic mean ``2/(N_A + N_B)`` when both are dynamic; Newton's contact weighting),
+so that a resting box with four corner contacts is not over-corrected.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxart.math import quat_conjugate, quat_mul, transform_inverse, transform_point
+from jaxart.solvers.maximal_joints import rotation_vector
+from jaxart.solvers.maximal_xpbd_common import (
+    Bodies,
+    gather_rows,
+    row_angular_weight,
+    row_linear_weight,
+    safe_unit,
+)
+
+
+class ContactFrame(NamedTuple):
+    """Step-start contact data: body indices (world = n), local points, normal, materials."""
+
+    ia: jnp.ndarray
+    ib: jnp.ndarray
+    local_a: jnp.ndarray
+    local_b: jnp.ndarray
+    normal: jnp.ndarray
+    active: jnp.ndarray
+    mu: jnp.ndarray
+    mu_torsional: jnp.ndarray
+    mu_rolling: jnp.ndarray
+    restitution: jnp.ndarray
+
+
+def contact_frame(model, body_q, contacts) -> ContactFrame:
+    """Freeze the contact points in the body frames of ``body_q`` (the collision poses)."""
+    nb = model.body_count
+    f = body_q.dtype
+    ia = jnp.where(contacts.body_a >= 0, contacts.body_a, nb)
+    ib = jnp.where(contacts.body_b >= 0, contacts.body_b, nb)
+    q_ext = jnp.concatenate([body_q, jnp.zeros((1, 7), f).at[0, 6].set(1.0)], 0)
+    n = contacts.normal.astype(f)
+    margin = model.shape_margin.astype(f)
+    ma = jnp.where(contacts.shape_a >= 0, margin[jnp.maximum(contacts.shape_a, 0)], 0.0)
+    mb = jnp.where(contacts.shape_b >= 0, margin[jnp.maximum(contacts.shape_b, 0)], 0.0)
+    pa = contacts.point_a.astype(f) + ma[:, None] * n
+    pb = contacts.point_b.astype(f) - mb[:, None] * n
+    la = transform_point(transform_inverse(q_ext[ia]), pa)
+    lb = transform_point(transform_inverse(q_ext[ib]), pb)
+    mats = []
+    for arr in (model.shape_material_mu, model.shape_material_mu_torsional, model.shape_material_mu_rolling,
+                model.shape_material_restitution):
+        arr = arr.astype(f)
+        va, vb = contacts.shape_a >= 0, contacts.shape_b >= 0
+        cnt = jnp.maximum(va.astype(f) + vb.astype(f), 1.0)
+        mats.append((jnp.where(va, arr[jnp.maximum(contacts.shape_a, 0)], 0.0)
+                     + jnp.where(vb, arr[jnp.maximum(contacts.shape_b, 0)], 0.0)) / cnt)
+    active = contacts.active & (contacts.shape_a != contacts.shape_b) & (ia != ib)
+    return ContactFrame(ia, ib, la, lb, n, active, *mats)
+
+
+class ContactLambda(NamedTuple):
+    """Accumulated positional impulses per contact (normal, tangential, torsional, rolling)."""
+
+    normal: jnp.ndarray
+    tangent: jnp.ndarray
+    torsion: jnp.ndarray
+    rolling: jnp.ndarray
+
+
+def zero_lambda(cf: ContactFrame) -> ContactLambda:
+    """All-zero :class:`ContactLambda`."""
+    z = jnp.zeros_like(cf.mu)
+    return ContactLambda(z, z, z, z)
+
+
+def _points(ra, rb, cf: ContactFrame):
+    pa = transform_point(ra.q, cf.local_a)
+    pb = transform_point(rb.q, cf.local_b)
+    return pa, pb, pa - ra.com_w, pb - rb.com_w
+
+
+def _weights(b: Bodies, cf: ContactFrame, pen, dyn_a, dyn_b):
+    """Newton's per-contact Jacobi weight from the penetrating-contact count of each body."""
+    nb1 = b.inv_m.shape[0]
+    cnt = jax.ops.segment_sum(jnp.concatenate([pen, pen]).astype(b.q.dtype), jnp.concatenate([cf.ia, cf.ib]),
+                              num_segments=nb1)
+    cnt = jax.lax.stop_gradient(cnt)  # integer counts: no gradient
+    na = jnp.where(dyn_a, cnt[cf.ia], 0.0)
+    nbb = jnp.where(dyn_b, cnt[cf.ib], 0.0)
+    total = na + nbb
+    both = (na > 0.0) & (nbb > 0.0)
+    single = jnp.maximum(jnp.maximum(na, nbb), 1.0)
+    return jnp.where(both, 2.0 / jnp.where(total > 0.0, total, 1.0), 1.0 / single)
+
+
+def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, relaxation: float):
+    """One Jacobi pass over all contacts. Returns ``(impulses, new λ)``."""
+    ra = gather_rows(b, cf.ia, q0_ext[:, 3:])
+    rb = gather_rows(b, cf.ib, q0_ext[:, 3:])
+    pa, pb, r_a, r_b = _points(ra, rb, cf)
+    n = cf.normal
+    d = jnp.sum(n * (pb - pa), -1)
+    pen = cf.active & (d < 0.0)
+    weight = _weights(b, cf, pen, ra.inv_m > 0.0, rb.inv_m > 0.0)
+    w_n = row_linear_weight(ra, r_a, n) + row_linear_weight(rb, r_b, n)
+    ok_n = pen & (w_n > 0.0)
+    dn = jnp.where(ok_n, relaxation * weight * -d / jnp.where(ok_n, w_n, 1.0), 0.0)
+    lam_n = lam.normal + dn
+    # friction: tangential drift of the two contact points since the step start
+    drift = pb - pa
+    drift = drift - jnp.sum(drift * n, -1)[:, None] * n
+    s, t = safe_unit(drift)
+    w_t = row_linear_weight(ra, r_a, t) + row_linear_weight(rb, r_b, t)
+    on = cf.active & (lam_n > 0.0) & (w_t > 0.0)
+    want = jnp.where(on, weight * s / jnp.where(on, w_t, 1.0), 0.0)
+    dt_ = jnp.clip(want, 0.0, jnp.maximum(cf.mu * lam_n - lam.tangent, 0.0))
+    # torsional and rolling: relative rotation since the step start
+    rel = (rotation_vector(quat_mul(rb.q[:, 3:], quat_conjugate(rb.extra)))
+           - rotation_vector(quat_mul(ra.q[:, 3:], quat_conjugate(ra.extra))))
+    tw = jnp.sum(rel * n, -1)
+    roll_mag, roll_dir = safe_unit(rel - tw[:, None] * n)
+    w_tor = row_angular_weight(ra, n) + row_angular_weight(rb, n)
+    w_rol = row_angular_weight(ra, roll_dir) + row_angular_weight(rb, roll_dir)
+    d_tor = _capped(on, weight * jnp.abs(tw), w_tor, cf.mu_torsional * lam_n - lam.torsion)
+    d_rol = _capped(on, weight * roll_mag, w_rol, cf.mu_rolling * lam_n - lam.rolling)
+    p = n * dn[:, None] - t * dt_[:, None]  # linear impulse on B (A gets −p)
+    ang_b = jnp.cross(r_b, p) - n * (jnp.sign(tw) * d_tor)[:, None] - roll_dir * d_rol[:, None]
+    ang_a = -jnp.cross(r_a, p) + n * (jnp.sign(tw) * d_tor)[:, None] + roll_dir * d_rol[:, None]
+    idx = jnp.concatenate([cf.ib, cf.ia])
+    imp = (idx, jnp.concatenate([p, -p]), jnp.concatenate([ang_b, ang_a]))
+    return imp, ContactLambda(lam_n, lam.tangent + dt_, lam.torsion + d_tor, lam.rolling + d_rol)
+
+
+def _capped(on, err, w, room):
+    ok = on & (w > 0.0)
+    return jnp.where(ok, jnp.clip(err / jnp.where(ok, w, 1.0), 0.0, jnp.maximum(room, 0.0)), 0.0)
+
+
+def restitution_impulses(b: Bodies, body_qd, qd_pre, cf: ContactFrame, lam: ContactLambda, gravity, dt):
+    """Velocity impulses giving touching contacts the normal velocity ``−e v_n⁻`` (Müller et al.).
+
+    ``v_n⁻`` is the relative normal velocity before the position solve; contacts approaching
+    slower than ``2 |g| dt`` are left at rest (no jitter). Returns ``(idx, lin, ang)``.
+    """
+    zeros = jnp.zeros((1, 6), body_qd.dtype)
+    vel_ext = jnp.concatenate([jnp.concatenate([body_qd, zeros], 0), jnp.concatenate([qd_pre, zeros], 0)], -1)
+    ra = gather_rows(b, cf.ia, vel_ext)
+    rb = gather_rows(b, cf.ib, vel_ext)
+    _, _, r_a, r_b = _points(ra, rb, cf)
+    n = cf.normal
+
+    def vel(rows, r, k):
+        tw = rows.extra[:, 6 * k:6 * k + 6]
+        return tw[:, :3] + jnp.cross(tw[:, 3:], r)
+
+    vn = jnp.sum(n * (vel(rb, r_b, 0) - vel(ra, r_a, 0)), -1)
+    vn_pre = jnp.sum(n * (vel(rb, r_b, 1) - vel(ra, r_a, 1)), -1)
+    touching = cf.active & (lam.normal > 0.0)
+    threshold = 2.0 * jnp.sqrt(jnp.sum(gravity * gravity)) * dt
+    target = jnp.where(vn_pre < -threshold, -cf.restitution * vn_pre, 0.0)
+    w_n = row_linear_weight(ra, r_a, n) + row_linear_weight(rb, r_b, n)
+    weight = _weights(b, cf, touching, ra.inv_m > 0.0, rb.inv_m > 0.0)
+    ok = touching & (w_n > 0.0)
+    dv = jnp.where(ok, weight * jnp.maximum(target - vn, 0.0) / jnp.where(ok, w_n, 1.0), 0.0)
+    p = n * dv[:, None]
+    idx = jnp.concatenate([cf.ib, cf.ia])
+    return idx, jnp.concatenate([p, -p]), jnp.concatenate([jnp.cross(r_b, p), -jnp.cross(r_a, p)])

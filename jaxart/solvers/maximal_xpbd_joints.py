@@ -1,0 +1,214 @@
+"""XPBD joint constraints for every joint type (tree, loop-closing and orphan joints alike).
+
+Per joint, three groups of rows (all joints solved together, Jacobi, impulses summed with
+``segment_sum``):
+
+* **drives** (one scalar row per PRISMATIC/REVOLUTE/D6 DOF with a drive): the implicit PD force
+  ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
+  ``k = ke + kd/dt`` (compliance ``1/k``) and target ``q̃ = (ke q* + (kd/dt)(q₀ + q̇* dt)) / k``
+  (``q₀`` = coordinate at the start of the step), clipped into the limits;
+* **linear** (one row): the anchor offset in the locked directions plus any linear limit
+  violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
+* **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
+  and 1-axis D6: swing of the axis, ``angle(a_p, a_c)``) and one limit row per angular DOF. The
+  angle of a 1-axis joint is the **twist angle of the swing–twist decomposition**
+  ``2·atan2(a · q.xyz, q.w)`` of ``q_p⁻¹ q_c``, which is the true rotation about an arbitrary
+  (oblique) axis; its gradient with respect to the relative rotation is the world axis. 2/3-axis
+  joints use the Euler-chain coordinates and their covectors (the locked middle angle of a 2-axis
+  joint is a limit row with bounds ``[0, 0]``).
+
+BALL joints constrain the anchor position only (angular limits and drives on BALL are rejected by
+``SolverXPBD``); FREE joints add no constraint.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.sim.enums import JointType
+from jaxart.solvers.maximal_joints import (
+    angular_coordinates,
+    gather_dof,
+    gather_joint_axes,
+    joint_frames,
+    rotate_rows,
+    rotation_vector,
+)
+from jaxart.solvers.maximal_xpbd_common import (
+    Bodies,
+    angular_weight,
+    linear_weight,
+    safe_unit,
+    xpbd_delta,
+)
+
+
+class JointCoords(NamedTuple):
+    """Measured joint coordinates at an iterate (world directions)."""
+
+    fr: object
+    lin_axes: jnp.ndarray  # (J, 3, 3) world linear axes
+    q_lin: jnp.ndarray  # (J, 3)
+    angles: jnp.ndarray  # (J, 3)
+    cov: jnp.ndarray  # (J, 3, 3) world covectors
+    ang_axes: jnp.ndarray  # (J, 3, 3) authored angular axes (parent-anchor frame)
+
+
+def joint_coords(model, st, body_q, *, angular: bool = True) -> JointCoords:
+    """Anchor frames, linear coordinates and (unless ``angular=False``) angular coordinates/covectors."""
+    dt = body_q.dtype
+    fr = joint_frames(model, body_q, jnp.zeros((body_q.shape[0], 6), dt))
+    lin_ax, ang_ax = gather_joint_axes(model, st)
+    qp = fr.x_p[:, 3:]
+    axes_w = rotate_rows(qp, lin_ax.astype(dt))
+    q_lin = jnp.einsum("jkd,jd->jk", axes_w, fr.x_err)
+    if not angular:
+        return JointCoords(fr, axes_w, q_lin, None, None, ang_ax.astype(dt))
+    angles, cov = angular_coordinates(st.n_ang, ang_ax.astype(dt), fr.q_rel)
+    return JointCoords(fr, axes_w, q_lin, angles, rotate_rows(qp, cov), ang_ax.astype(dt))
+
+
+class DriveTargets(NamedTuple):
+    """Per-step drive rows: targets and stiffness ``(J, 6)`` (linear 3 then angular 3)."""
+
+    target: jnp.ndarray
+    stiffness: jnp.ndarray
+
+
+def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
+    """Implicit-PD targets of every scalar DOF from the step-start coordinates (module docstring)."""
+    jc = joint_coords(model, st, body_q0)
+    f = body_q0.dtype
+    dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
+    coord = np.concatenate([st.lin_coord, st.ang_coord], 1)
+    scalar = jnp.asarray(coord < model.joint_coord_count) & jnp.asarray(st.enabled)[:, None]
+    q0 = jnp.concatenate([jc.q_lin, jc.angles], 1)
+    ke = jnp.asarray(st.use_ke[dof]) * gather_dof(model.joint_target_ke.astype(f), dof)
+    kd = jnp.asarray(st.use_kd[dof]) * gather_dof(model.joint_target_kd.astype(f), dof)
+    tq = jnp.concatenate([control.joint_target_q.astype(f), jnp.zeros((1,), f)])[coord]
+    tqd = gather_dof(control.joint_target_qd.astype(f), dof)
+    k = jnp.where(scalar, ke + kd / dt, 0.0)
+    ok = k > 0.0
+    target = jnp.where(ok, (ke * tq + kd / dt * (q0 + tqd * dt)) / jnp.where(ok, k, 1.0), 0.0)
+    lo = gather_dof(model.joint_limit_lower.astype(f), dof)
+    hi = gather_dof(model.joint_limit_upper.astype(f), dof)
+    return DriveTargets(jnp.clip(target, lo, hi), k)
+
+
+def _impulses_linear(st, fr, n, dlam):
+    """Child/parent positional impulses of linear rows ``(J, k)`` with directions ``(J, k, 3)``."""
+    p = n * dlam[..., None]
+    ang_c = jnp.cross(fr.r_c[:, None, :], p)
+    ang_p = -jnp.cross(fr.r_p[:, None, :], p)
+    k = p.shape[1]
+    idx = np.concatenate([np.repeat(st.child, k), np.repeat(st.parent, k)])
+    lin = jnp.concatenate([p.reshape(-1, 3), -p.reshape(-1, 3)])
+    ang = jnp.concatenate([ang_c.reshape(-1, 3), ang_p.reshape(-1, 3)])
+    return idx, lin, ang
+
+
+def _impulses_angular(st, g, dlam):
+    """Child/parent angular impulses of rows with gradients ``g (J, k, 3)``."""
+    a = g * dlam[..., None]
+    k = a.shape[1]
+    idx = np.concatenate([np.repeat(st.child, k), np.repeat(st.parent, k)])
+    return idx, jnp.zeros((2 * a.shape[0] * k, 3), a.dtype), jnp.concatenate([a.reshape(-1, 3), -a.reshape(-1, 3)])
+
+
+def _lin_w(b: Bodies, st, fr, n):
+    k = n.shape[1]
+    par, chi = np.repeat(st.parent[:, None], k, 1), np.repeat(st.child[:, None], k, 1)
+    rp = jnp.broadcast_to(fr.r_p[:, None, :], n.shape)
+    rc = jnp.broadcast_to(fr.r_c[:, None, :], n.shape)
+    w = linear_weight(b, par.reshape(-1), rp.reshape(-1, 3), n.reshape(-1, 3))
+    w = w + linear_weight(b, chi.reshape(-1), rc.reshape(-1, 3), n.reshape(-1, 3))
+    return w.reshape(n.shape[:2])
+
+
+def _ang_w(b: Bodies, st, g):
+    k = g.shape[1]
+    par, chi = np.repeat(st.parent, k), np.repeat(st.child, k)
+    flat = g.reshape(-1, 3)
+    return (angular_weight(b, par, flat) + angular_weight(b, chi, flat)).reshape(g.shape[:2])
+
+
+def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
+    """One Jacobi pass over all drive rows. Returns ``(impulses, new λ (J, 6))``."""
+    jc = joint_coords(model, st, b.q[:-1])
+    c = jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target
+    on = drives.stiffness > 0.0
+    alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)
+    w = jnp.concatenate([_lin_w(b, st, jc.fr, jc.lin_axes), _ang_w(b, st, jc.cov)], 1)
+    dlam = jnp.where(on, xpbd_delta(c, lam, w, alpha_t), 0.0)
+    i1, l1, a1 = _impulses_linear(st, jc.fr, jc.lin_axes, dlam[:, :3])
+    i2, l2, a2 = _impulses_angular(st, jc.cov, dlam[:, 3:])
+    return (np.concatenate([i1, i2]), jnp.concatenate([l1, l2]), jnp.concatenate([a1, a2])), lam + dlam
+
+
+def _linear_error(model, st, jc: JointCoords):
+    """World error vector of the linear row (locked offset + limit violations / distance bounds)."""
+    f = jc.q_lin.dtype
+    fr = jc.fr
+    lo = gather_dof(model.joint_limit_lower.astype(f), st.lin_dof)
+    hi = gather_dof(model.joint_limit_upper.astype(f), st.lin_dof)
+    free_ax = jnp.asarray(np.arange(3)[None, :] < st.n_lin[:, None])
+    proj = jnp.einsum("jk,jkd->jd", jnp.where(free_ax, jc.q_lin, 0.0), jc.lin_axes)
+    viol = jnp.where(free_ax, jc.q_lin - jnp.clip(jc.q_lin, lo, hi), 0.0)
+    err = fr.x_err - proj + jnp.einsum("jk,jkd->jd", viol, jc.lin_axes)
+    dist, u = safe_unit(fr.x_err)
+    dlo = jnp.where(lo[:, 0] >= 0.0, lo[:, 0], 0.0)
+    dhi = jnp.where(hi[:, 0] >= 0.0, hi[:, 0], jnp.inf)
+    dist_err = (dist - jnp.clip(dist, dlo, dhi))[:, None] * u
+    jt = st.jtype[:, None]
+    err = jnp.where(jnp.asarray(jt == JointType.DISTANCE), dist_err, err)
+    return jnp.where(jnp.asarray((jt == JointType.FREE) | ~st.enabled[:, None]), 0.0, err)
+
+
+def solve_linear(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation: float):
+    """One Jacobi pass over the linear rows. Returns ``(impulses, new λ (J,))``."""
+    jc = joint_coords(model, st, b.q[:-1], angular=False)
+    c, n = safe_unit(_linear_error(model, st, jc))
+    w = _lin_w(b, st, jc.fr, n[:, None, :])[:, 0]
+    dlam = relaxation * xpbd_delta(c, lam, w, compliance / (dt * dt))
+    dlam = jnp.where(c > 0.0, dlam, 0.0)
+    return _impulses_linear(st, jc.fr, n[:, None, :], dlam[:, None]), lam + dlam
+
+
+def _angular_rows(model, st, jc: JointCoords):
+    """``(errors (J, 4), gradients (J, 4, 3))``: locked rotation row + three limit rows."""
+    f = jc.angles.dtype
+    fr = jc.fr
+    qp = fr.x_p[:, 3:]
+    axis_p = rotate_rows(qp, jc.ang_axes)[:, 0]
+    axis_c = rotate_rows(fr.x_c[:, 3:], jc.ang_axes)[:, 0]
+    s, g_swing = safe_unit(jnp.cross(axis_p, axis_c))
+    swing = jnp.arctan2(s, jnp.sum(axis_p * axis_c, -1))
+    rot = rotate_rows(qp, rotation_vector(fr.q_rel)[:, None, :])[:, 0]
+    fix, g_fix = safe_unit(rot)
+    n_ang, jt = st.n_ang, st.jtype
+    locked_rot = (n_ang == 0) & ~np.isin(jt, [JointType.BALL, JointType.FREE, JointType.DISTANCE])
+    c0 = jnp.where(jnp.asarray(locked_rot), fix, jnp.where(jnp.asarray(n_ang == 1), swing, 0.0))
+    g0 = jnp.where(jnp.asarray(locked_rot)[:, None], g_fix, g_swing)
+    lo = gather_dof(model.joint_limit_lower.astype(f), st.ang_dof)
+    hi = gather_dof(model.joint_limit_upper.astype(f), st.ang_dof)
+    locked_mid = jnp.asarray((n_ang == 2)[:, None] & (np.arange(3) == 2)[None, :])
+    lo, hi = jnp.where(locked_mid, 0.0, lo), jnp.where(locked_mid, 0.0, hi)
+    rows = jnp.asarray((np.arange(3)[None, :] < n_ang[:, None]) | (n_ang[:, None] == 2)) & jnp.asarray(
+        ~np.isin(jt, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))[:, None]
+    viol = jnp.where(rows, jc.angles - jnp.clip(jc.angles, lo, hi), 0.0)
+    c = jnp.concatenate([c0[:, None], viol], 1)
+    c = jnp.where(jnp.asarray(st.enabled)[:, None], c, 0.0)
+    return c, jnp.concatenate([g0[:, None, :], jc.cov], 1)
+
+
+def solve_angular(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation: float):
+    """One Jacobi pass over the angular rows. Returns ``(impulses, new λ (J, 4))``."""
+    jc = joint_coords(model, st, b.q[:-1])
+    c, g = _angular_rows(model, st, jc)
+    w = _ang_w(b, st, g)
+    dlam = relaxation * xpbd_delta(c, lam, w, compliance / (dt * dt))
+    dlam = jnp.where(c != 0.0, dlam, 0.0)
+    return _impulses_angular(st, g, dlam), lam + dlam

@@ -1,0 +1,244 @@
+"""Extended position-based dynamics in maximal coordinates (Newton's ``SolverXPBD``, functional).
+
+One step: (1) explicit prediction with Newton's integrator under gravity, ``body_f``,
+``Control.joint_f``/``joint_act`` and passive joint springs/damping; (2) ``iterations`` rounds
+(``lax.fori_loop``, fixed count) of Jacobi constraint projection — drives, joint linear rows,
+joint angular rows, contacts — each phase summing its positional impulses per body with
+``segment_sum`` and applying them once; Lagrange multipliers ``λ`` are carried across the rounds
+of a step with compliance ``α`` (XPBD: ``Δλ = (−C − α̃λ)/(w + α̃)``, ``α̃ = α/dt²``);
+(3) velocities from the pose change; (4) optional restitution as a velocity pass; (5)
+``joint_q``/``joint_qd`` from :func:`jaxart.eval_ik`.
+
+Feature table (``✓`` honoured, ``✗`` raises ``NotImplementedError`` at construction):
+
+==========================================  =====================================================
+PRISMATIC/REVOLUTE/FIXED/D6                 ✓ hard positional + angular constraints
+BALL                                        ✓ anchor constraint; ✗ BALL angular limits/drives
+FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM
+DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard)
+loop-closing / orphan joints                ✓ identical to tree joints
+joint limits                                ✓ hard; 1-axis angles by swing–twist decomposition, so
+                                              limits hold for oblique axes
+drives ``target_ke/kd`` per mode            ✓ implicit PD as a compliant constraint (stable at any
+                                              gain); target clipped into the limits
+``joint_f``, ``joint_act``, ``stiffness``,    ✓ explicit forces in the prediction
+``damping``
+contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
+                                              restitution with ``enable_restitution=True``
+kinematic bodies                            ✓ infinite mass, passed through unchanged
+joint compliance                            ✓ ``joint_linear/angular_compliance`` [m/N, rad/(N·m)]
+armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
+velocity limits                               documented, not rejected, so MJCF models load)
+==========================================  =====================================================
+
+Convergence: Jacobi projection under-corrects where several rows act on one body (e.g. a cube's
+four corner contacts remove 25 % of the residual slip per round; a chain's joints share bodies), as
+in Newton. Errors shrink geometrically with ``iterations`` and with smaller ``dt``: the four-bar
+test holds its loop closed to < 1 mm over 2 s with 4 rounds at dt = 1 ms, and static friction on
+an incline needs ~16 rounds at dt = 1 ms to stop creeping (< 1 mm over 0.6 s).
+
+Differentiability: every operation is a ``jnp`` expression inside a fixed-count loop, so
+``jax.grad`` flows through the whole step. Inequalities (contact activation, limits, friction
+cone) are hard switches: gradients are exact within one contact/limit configuration and do not
+see configuration changes (joint compliances soften the joint rows; contact rows are hard).
+The bounce-height gradient test (restitution on) matches central finite differences to 1e-4.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.kinematics.ik import eval_ik
+from jaxart.math import quat_conjugate, quat_mul, quat_rotate
+from jaxart.sim.enums import JointType
+from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.maximal_integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
+from jaxart.solvers.maximal_joints import constrained_joints, has_drives, joint_static
+from jaxart.solvers.maximal_penalty_joints import joint_wrenches
+from jaxart.solvers.maximal_xpbd_common import apply_impulses, apply_velocity_impulses, make_bodies
+from jaxart.solvers.maximal_xpbd_contacts import contact_frame, restitution_impulses, solve_contacts, zero_lambda
+from jaxart.solvers.maximal_xpbd_joints import drive_targets, solve_angular, solve_drives, solve_linear
+
+_OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
+            "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
+
+
+@jax.tree_util.register_pytree_node_class
+class SolverXPBD:
+    """XPBD solver (see the module docstring for the algorithm and the feature table).
+
+    The solver is a pytree (the model is its only leaf); ``jit``/``vmap``/``grad`` work through
+    ``step``.
+
+    Args:
+        model: The model.
+        iterations: Constraint-projection rounds per step (fixed; ≥ 1).
+        joint_linear_relaxation: Scale of the joint linear corrections (Jacobi under-relaxation).
+        joint_angular_relaxation: Scale of the joint angular corrections.
+        joint_linear_compliance: Compliance of the joint linear rows [m/N].
+        joint_angular_compliance: Compliance of the joint angular rows [rad/(N·m)].
+        rigid_contact_relaxation: Scale of the contact normal corrections.
+        angular_damping: Angular velocity damping rate [1/s] in the prediction.
+        enable_restitution: Apply the restitution velocity pass (``shape_material_restitution``).
+
+    Raises:
+        ValueError: Bad options.
+        NotImplementedError: Drives or finite angular limits on BALL joints; drives on FREE/DISTANCE.
+    """
+
+    def __init__(self, model: Model, *, iterations: int = 2, joint_linear_relaxation: float = 0.7,
+                 joint_angular_relaxation: float = 0.4, joint_linear_compliance: float = 0.0,
+                 joint_angular_compliance: float = 0.0, rigid_contact_relaxation: float = 0.8,
+                 angular_damping: float = 0.0, enable_restitution: bool = False) -> None:
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise ValueError(f"SolverXPBD: iterations must be an int >= 1, got {iterations!r}")
+        for name, val in (("joint_linear_relaxation", joint_linear_relaxation),
+                          ("joint_angular_relaxation", joint_angular_relaxation),
+                          ("rigid_contact_relaxation", rigid_contact_relaxation)):
+            if not 0.0 < float(val) <= 2.0:
+                raise ValueError(f"SolverXPBD: {name} must be in (0, 2], got {val}")
+        for name, val in (("joint_linear_compliance", joint_linear_compliance),
+                          ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
+            if not 0.0 <= float(val) < float("inf"):
+                raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
+        _check_supported(model)
+        self.model = model
+        self.iterations = int(iterations)
+        self.joint_linear_relaxation = float(joint_linear_relaxation)
+        self.joint_angular_relaxation = float(joint_angular_relaxation)
+        self.joint_linear_compliance = float(joint_linear_compliance)
+        self.joint_angular_compliance = float(joint_angular_compliance)
+        self.rigid_contact_relaxation = float(rigid_contact_relaxation)
+        self.angular_damping = float(angular_damping)
+        self.enable_restitution = bool(enable_restitution)
+
+    def tree_flatten(self):
+        return (self.model,), tuple(getattr(self, k) for k in _OPTIONS)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        obj = object.__new__(cls)
+        obj.model = children[0]
+        for k, v in zip(_OPTIONS, aux, strict=True):
+            setattr(obj, k, v)
+        return obj
+
+    def notify_model_changed(self, flags: int = 0) -> None:
+        """Newton compatibility: nothing is cached between steps, so this is a no-op."""
+
+    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+        """Advance one step and return the new state (``body_f`` is kept, not cleared).
+
+        Args:
+            state_in: Current state (``contacts`` must have been computed at ``state_in.body_q``).
+            control: Control, or ``None`` for the model's defaults.
+            contacts: ``None`` (no contact) or a :class:`~jaxart.collision.Contacts`.
+            dt: Time step [s].
+        """
+        opts = {k: getattr(self, k) for k in _OPTIONS}
+        return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
+
+
+def _check_supported(model: Model) -> None:
+    """Reject BALL drives/limits and FREE/DISTANCE drives (values read when concrete)."""
+    st = joint_static(model.topology)
+    try:
+        ke = np.asarray(model.joint_target_ke) * st.use_ke[:-1]
+        kd = np.asarray(model.joint_target_kd) * st.use_kd[:-1]
+        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return
+    bad = []
+    for j in range(model.joint_count):
+        jt = int(st.jtype[j])
+        dofs = np.concatenate([st.lin_dof[j, :st.n_lin[j]], st.ang_dof[j, :st.n_ang[j]]])
+        if jt in (JointType.BALL, JointType.FREE, JointType.DISTANCE) and np.any((ke[dofs] > 0) | (kd[dofs] > 0)):
+            bad.append(f"{model.topology.joint_label[j]!r} (drive on {JointType(jt).name})")
+        if jt == JointType.BALL and np.any((np.abs(lo[dofs]) < 1e9) | (np.abs(hi[dofs]) < 1e9)):
+            bad.append(f"{model.topology.joint_label[j]!r} (BALL angular limits)")
+    if bad:
+        raise NotImplementedError("SolverXPBD does not support: " + ", ".join(bad)
+                                  + ". Use a D6 joint with three angular axes instead.")
+
+
+def _passive_forces(model, state, control):
+    """``joint_f``, ``joint_act`` and passive stiffness/damping as explicit body wrenches."""
+    zero = jnp.zeros_like(model.joint_target_ke)
+    passive = model.replace(joint_target_ke=zero, joint_target_kd=zero, joint_limit_ke=zero, joint_limit_kd=zero)
+    return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0)
+
+
+@functools.partial(jax.jit, static_argnames=_OPTIONS)
+def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt, *, iterations: int = 2,
+              joint_linear_relaxation: float = 0.7, joint_angular_relaxation: float = 0.4,
+              joint_linear_compliance: float = 0.0, joint_angular_compliance: float = 0.0,
+              rigid_contact_relaxation: float = 0.8, angular_damping: float = 0.0,
+              enable_restitution: bool = False) -> State:
+    """One pure XPBD step (see :class:`SolverXPBD`)."""
+    with jax.named_scope("jaxart.xpbd_step"):
+        control = model.control() if control is None else control
+        f = state.body_q.dtype
+        dt = jnp.asarray(dt, f)
+        st = joint_static(model.topology)
+        inv_m, inv_i = inverse_mass_properties(model, f)
+        force = state.body_f.astype(f)
+        if model.joint_count:
+            force = force + _passive_forces(model, state, control)
+        q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
+                                           angular_damping=angular_damping)
+        has_joints = bool(np.any(constrained_joints(st)))
+        drive_on = has_joints and has_drives(st)
+        has_contacts = contacts is not None and contacts.capacity > 0
+        drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
+        q0_ext = jnp.concatenate([state.body_q, jnp.zeros((1, 7), f).at[0, 6].set(1.0)], 0)
+        cf = contact_frame(model, state.body_q, contacts) if has_contacts else None
+        nj = model.joint_count
+
+        def round_(_, carry):
+            q, lam_d, lam_l, lam_a, lam_c = carry
+            if drive_on:
+                b = make_bodies(model, q, inv_m, inv_i)
+                imp, lam_d = solve_drives(model, st, b, drives, lam_d, dt)
+                q = apply_impulses(model, b, *imp)
+            if has_joints:
+                b = make_bodies(model, q, inv_m, inv_i)
+                imp, lam_l = solve_linear(model, st, b, lam_l, dt, compliance=joint_linear_compliance,
+                                          relaxation=joint_linear_relaxation)
+                q = apply_impulses(model, b, *imp)
+                b = make_bodies(model, q, inv_m, inv_i)
+                imp, lam_a = solve_angular(model, st, b, lam_a, dt, compliance=joint_angular_compliance,
+                                           relaxation=joint_angular_relaxation)
+                q = apply_impulses(model, b, *imp)
+            if has_contacts:
+                b = make_bodies(model, q, inv_m, inv_i)
+                imp, lam_c = solve_contacts(b, q0_ext, cf, lam_c, relaxation=rigid_contact_relaxation)
+                q = apply_impulses(model, b, *imp)
+            return q, lam_d, lam_l, lam_a, lam_c
+
+        carry = (q_pred, jnp.zeros((nj, 6), f), jnp.zeros((nj,), f), jnp.zeros((nj, 4), f),
+                 zero_lambda(cf) if has_contacts else None)
+        q, *_, lam_c = jax.lax.fori_loop(0, iterations, round_, carry)
+        qd = _velocities(model, state.body_q, q, dt)
+        if enable_restitution and has_contacts:
+            b = make_bodies(model, q, inv_m, inv_i)
+            imp = restitution_impulses(b, qd, qd_pred, cf, lam_c, model.gravity.astype(f), dt)
+            qd = apply_velocity_impulses(b, qd, *imp)
+        kin = jnp.asarray(kinematic_mask(model))[:, None]
+        new = state.replace(body_q=jnp.where(kin, state.body_q, q), body_qd=jnp.where(kin, state.body_qd, qd))
+        joint_q, joint_qd = eval_ik(model, new)
+        return new.replace(joint_q=joint_q, joint_qd=joint_qd)
+
+
+def _velocities(model, q_old, q_new, dt):
+    """COM velocity and angular velocity from the pose change over ``dt`` (Newton's formula)."""
+    com = model.body_com.astype(q_new.dtype)
+    x_new = q_new[:, :3] + quat_rotate(q_new[:, 3:], com)
+    x_old = q_old[:, :3] + quat_rotate(q_old[:, 3:], com)
+    dq = quat_mul(q_new[:, 3:], quat_conjugate(q_old[:, 3:]))
+    w = 2.0 / dt * dq[:, :3]
+    w = jnp.where(dq[:, 3:] < 0.0, -w, w)
+    return jnp.concatenate([(x_new - x_old) / dt, w], -1)
