@@ -6,7 +6,16 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 
 from jaxart import assets, collision, solvers
 from jaxart.collision import Contacts
+from jaxart.dynamics import (
+    eval_forward_dynamics,
+    eval_generalized_external_force,
+    eval_inverse_dynamics_force,
+    eval_inverse_dynamics_passive,
+    eval_jacobian,
+    eval_mass_matrix,
+)
 from jaxart.kinematics import eval_fk, eval_ik
+from jaxart.rollout import rollout
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
@@ -31,7 +40,14 @@ __all__ = [
     "ShapeConfig",
     "State",
     "eval_fk",
+    "eval_forward_dynamics",
+    "eval_generalized_external_force",
     "eval_ik",
+    "eval_inverse_dynamics_force",
+    "eval_inverse_dynamics_passive",
+    "eval_jacobian",
+    "eval_mass_matrix",
+    "rollout",
     "assets",
     "collision",
     "solvers",

@@ -1,0 +1,186 @@
+"""Motion subspaces, body inertias and velocity-product terms in world-origin Plücker coordinates.
+
+Twists are ``(v_at_world_origin, ω)`` and wrenches ``(f, τ about the world origin)``, so the twist
+of a body is the plain sum of the DOF columns ``S_d q̇_d`` of its ancestors. Column conventions:
+
+* linear DOF with world direction ``a``: ``S = (a, 0)``;
+* angular DOF with world axis ``w`` through point ``r`` (child anchor, or child COM for
+  FREE/DISTANCE): ``S = (r × w, w)`` because the origin velocity of a rotation about ``r`` is
+  ``ω × (0 − r) = r × ω``.
+
+``Ṡ q̇`` (the velocity-product acceleration): each column is fixed in the frame of the motion that
+carries it, so ``Ṡ_d = V_carrier ×ₘ S_d`` where the carrier is the parent body plus the DOFs of the
+same joint applied before ``d`` (D6 Euler chains, translation before rotation; FREE angular axes
+through the moving COM are carried by the linear DOFs). :func:`coord_rates` gives the coordinate
+rates ``q̇_coord(q, q̇)`` (quaternions ``½ [ω, 0] ⊗ q``; FREE positions ``v − ω × (R r_com)``),
+with which the tests check ``Ṡ`` against a JVP of :func:`dof_columns`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.kinematics.joints import joint_motion
+from jaxart.kinematics.tree import compose_down
+from jaxart.math import (
+    cross_motion,
+    quat_mul,
+    quat_normalize,
+    quat_rotate,
+    quat_to_matrix,
+    spatial_inertia_world,
+    transform_identity,
+    transform_inverse,
+    transform_mul,
+    transform_point,
+)
+
+
+class BlockTerms(NamedTuple):
+    """Per-articulation block quantities (``A`` articulations, ``L`` links, ``D`` DOFs).
+
+    Attributes:
+        body_q: ``(n, 7)`` world body poses from ``joint_q``.
+        com: ``(n, 3)`` world COM positions.
+        cols: ``(nd + 1, 6)`` world-origin motion column of every DOF (last row zero).
+        S: ``(A, D, 6)`` block columns.
+        Sdot_qd: ``(A, D, 6)`` ``Ṡ_d q̇_d``.
+        qd: ``(A, D)`` block velocities.
+        inertia: ``(A, L, 6, 6)`` spatial inertias about the world origin.
+        link_com: ``(A, L, 3)`` world COM of each link.
+        link_mass: ``(A, L)`` masses.
+    """
+
+    body_q: jnp.ndarray
+    com: jnp.ndarray
+    cols: jnp.ndarray
+    S: jnp.ndarray
+    Sdot_qd: jnp.ndarray
+    qd: jnp.ndarray
+    inertia: jnp.ndarray
+    link_com: jnp.ndarray
+    link_mass: jnp.ndarray
+
+
+def dof_columns(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray):
+    """World-origin motion columns of all DOFs and the world body poses.
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        body_q_base: ``(n, 7)`` poses of bodies without a tree joint (static roots).
+
+    Returns:
+        ``(cols (nd + 1, 6), (body_q (n, 7), com (n, 3)))``.
+    """
+    sch = model.schedule
+    n, nd = model.body_count, model.joint_dof_count
+    tj = sch.tree_joint.array
+    child = model.topology.joint_child.array[tj]
+    motion = joint_motion(model, joint_q, jnp.zeros((nd,), joint_q.dtype))
+    x_p, x_c = model.joint_X_p[tj], model.joint_X_c[tj]
+    local = transform_mul(transform_mul(x_p, motion.X_j), transform_inverse(x_c))
+    ident = transform_identity(body_q_base.dtype)[None]
+    world = compose_down(sch, jnp.concatenate([body_q_base, ident], axis=0).at[child].set(local))
+    body_q = world[:n]
+    com = transform_point(body_q, model.body_com)
+    x_wpa = transform_mul(world[sch.body_parent.array[child]], x_p)
+    anchor = transform_mul(x_wpa, motion.X_j)[:, :3]
+    ref = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], com[child], anchor)
+    rot = x_wpa[:, None, 3:]
+    lin_w = quat_rotate(rot, motion.lin_axes)
+    ang_w = quat_rotate(rot, motion.ang_axes)
+    s_lin = jnp.concatenate([lin_w, jnp.zeros_like(lin_w)], axis=-1)
+    s_ang = jnp.concatenate([jnp.cross(ref[:, None, :], ang_w), ang_w], axis=-1)
+    cols = jnp.zeros((nd + 1, 6), joint_q.dtype)
+    cols = cols.at[sch.lin_qd.array].set(s_lin).at[sch.ang_qd.array].set(s_ang)
+    cols = cols.at[nd].set(0.0)
+    return cols, (body_q, com)
+
+
+def coord_rates(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> jnp.ndarray:
+    """Time derivative of ``joint_q`` for velocities ``joint_qd`` (all joint types).
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        joint_qd: ``(joint_dof_count,)`` velocities.
+
+    Returns:
+        ``(joint_coord_count,)`` coordinate rates (zero for non-tree joints).
+    """
+    sch = model.schedule
+    nq, dt = model.joint_coord_count, joint_q.dtype
+    tj = sch.tree_joint.array
+    child = model.topology.joint_child.array[tj]
+    q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dt)])
+    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dt)])
+    qdl, qda = qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array]
+    quat = quat_normalize(q_ext[sch.quat_q.array])
+    r_com = transform_point(transform_inverse(model.joint_X_c[tj]), model.body_com[child])
+    w = qda  # quaternion joints: angular velocity in the parent-anchor frame (identity axes)
+    v_free = qdl - jnp.cross(w, quat_rotate(quat, r_com))
+    lin_rate = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], v_free, qdl)
+    w4 = jnp.concatenate([w, jnp.zeros_like(w[:, :1])], axis=-1)
+    quat_rate = 0.5 * quat_mul(w4, quat)
+    out = jnp.zeros((nq + 2,), dt)
+    out = out.at[sch.lin_q.array].set(lin_rate).at[sch.ang_q.array].set(qda)
+    is_quat = jnp.asarray(sch.is_quat.array)[:, None]
+    out = out.at[sch.quat_q.array].add(jnp.where(is_quat, quat_rate, 0.0))
+    return out[:nq]
+
+
+def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base: jnp.ndarray) -> BlockTerms:
+    """Evaluate the per-articulation block quantities used by every dynamics function.
+
+    Args:
+        model: The model.
+        joint_q: Coordinates.
+        joint_qd: Velocities.
+        body_q_base: ``(n, 7)`` poses of bodies without a tree joint.
+
+    Returns:
+        The :class:`BlockTerms`.
+    """
+    lay = dynamics_layout(model)
+    dt = joint_q.dtype
+    cols, (body_q, com) = dof_columns(model, joint_q, body_q_base)
+    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dt)])
+    qd = qd_ext[lay.dof_index]
+    s_blk = cols[lay.dof_index]
+    vel = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dt), s_blk * qd[..., None])
+    # Ṡ_d q̇_d = (V_child − Σ_rest S_m q̇_m) ×ₘ S_d q̇_d  (see DynamicsLayout.sdot_rest)
+    v_child = jnp.take_along_axis(vel, jnp.asarray(lay.dof_link)[:, :, None], axis=1)
+    rest = jnp.sum(cols[lay.sdot_rest] * qd_ext[lay.sdot_rest][..., None], axis=-2)
+    carrier = v_child - jnp.concatenate([rest, jnp.zeros((1, 6), dt)])[lay.dof_index]
+    rot = quat_to_matrix(body_q[:, 3:])
+    inertia_w = rot @ model.body_inertia @ jnp.swapaxes(rot, -1, -2)
+    spatial = spatial_inertia_world(model.body_mass, com, inertia_w)
+    spatial = jnp.concatenate([spatial, jnp.zeros((1, 6, 6), dt)], axis=0)
+    com_ext = jnp.concatenate([com, jnp.zeros((1, 3), dt)], axis=0)
+    mass_ext = jnp.concatenate([model.body_mass, jnp.zeros((1,), dt)], axis=0)
+    return BlockTerms(
+        body_q=body_q,
+        com=com,
+        cols=cols,
+        S=s_blk,
+        Sdot_qd=cross_motion(carrier, s_blk) * qd[..., None],
+        qd=qd,
+        inertia=spatial[lay.link_body],
+        link_com=com_ext[lay.link_body],
+        link_mass=mass_ext[lay.link_body],
+    )
+
+
+def link_twists(terms: BlockTerms, link_dof) -> jnp.ndarray:
+    """``(A, L, 6)`` world-origin twists of the links (``Σ`` of ancestor columns times ``q̇``)."""
+    return jnp.einsum("ald,adk->alk", jnp.asarray(link_dof, terms.S.dtype), terms.S * terms.qd[..., None])
+
+
+def origin_wrench(wrench_com: jnp.ndarray, com: jnp.ndarray) -> jnp.ndarray:
+    """Move wrenches ``(f, τ about the COM)`` to the world origin: ``(f, τ + c × f)``."""
+    f = wrench_com[..., :3]
+    return jnp.concatenate([f, wrench_com[..., 3:] + jnp.cross(com, f)], axis=-1)

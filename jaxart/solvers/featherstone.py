@@ -1,0 +1,229 @@
+"""Reduced-coordinate articulation solver (Newton's ``SolverFeatherstone``, functional and implicit).
+
+Feature table (``✓`` honoured, ``✗`` raises):
+
+==========================================  =====================================================
+joint types PRISMATIC/REVOLUTE/BALL/FIXED/  ✓ (FREE integrated at the child COM as Newton does)
+FREE/D6
+DISTANCE                                    ✓ as FREE when both distances are unlimited (< 0), else ✗
+loop-closing joints                         ✗ at construction (``ignore_loop_joints=True`` skips them)
+``joint_f``, ``body_f``, gravity            ✓ (``joint_f`` of FREE joints is a world wrench at the COM)
+drives ``target_ke/kd`` per                 ✓ scalar and BALL DOFs; implicit (default) or explicit
+``joint_target_mode``                         (✗ on FREE/DISTANCE DOFs)
+``joint_act``                               ✓ feed-forward, clamped with the drive by ``effort_limit``
+limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mode), drive off at a limit
+``stiffness``/``rest_q``/``damping``          ✓ (angular springs wrap like Newton)
+``armature``                                ✓ on the mass-matrix diagonal
+``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
+``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
+``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
+kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
+disabled tree joints                        ✗
+contacts                                    ✗ unless no contact is active (force model: collision issue)
+==========================================  =====================================================
+
+Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
+``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.collision.contacts import Contacts
+from jaxart.contact.penalty import contact_body_wrenches
+from jaxart.dynamics.convert import joint_f_to_generalized
+from jaxart.dynamics.forward_dynamics import solve_blocks
+from jaxart.dynamics.integrate import integrate_coords
+from jaxart.dynamics.joint_forces import joint_forces
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.mass_matrix import block_armature, crba
+from jaxart.dynamics.motion import block_terms
+from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
+from jaxart.kinematics.fk import fk_bodies
+from jaxart.sim.enums import JointType
+from jaxart.sim.model import Control, Model, State
+
+_DRIVES = ("implicit", "explicit")
+
+
+@jax.tree_util.register_pytree_node_class
+class SolverFeatherstone:
+    """Joint-space semi-implicit Euler with CRBA + RNEA and a dense per-articulation Cholesky solve.
+
+    The solver is a pytree (the model is its only leaf), so ``jax.jit(lambda s, x: s.step(...))``
+    and ``vmap`` over randomised models work. See the module docstring for the feature table.
+
+    Args:
+        model: The model.
+        angular_damping: Damping rate [1/s] of FREE/DISTANCE angular velocities.
+        drive: ``"implicit"`` (default: drives, springs, damping and limits folded into the linear
+            solve, stable at large gains and time steps) or ``"explicit"`` (Newton's closed form).
+        friction_smoothing: Velocity scale ε [m/s or rad/s] of the smooth Coulomb friction.
+        ignore_loop_joints: Accept loop-closing joints (they are not enforced).
+        update_mass_matrix_interval: Accepted for Newton compatibility; only 1 is supported.
+        contact_smoothing: ``None`` for Newton's penalty contact law, or a length scale [m] selecting
+            the smooth (softplus) contact law of :mod:`jaxart.contact` for useful gradients.
+
+    Raises:
+        ValueError: Loop-closing or disabled tree joints, bad options, or position drives/springs/
+            limits on FREE/DISTANCE DOFs.
+        NotImplementedError: DISTANCE joints with finite distance limits.
+    """
+
+    def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
+                 friction_smoothing: float = 1e-2, ignore_loop_joints: bool = False,
+                 update_mass_matrix_interval: int = 1, contact_smoothing: float | None = None) -> None:
+        if drive not in _DRIVES:
+            raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
+        if not friction_smoothing > 0.0:
+            raise ValueError(f"SolverFeatherstone: friction_smoothing must be > 0, got {friction_smoothing}")
+        if int(update_mass_matrix_interval) != 1:
+            raise ValueError("SolverFeatherstone: update_mass_matrix_interval must be 1 (the mass matrix is "
+                             "recomputed every step)")
+        _validate(model, ignore_loop_joints)
+        self.model = model
+        self.angular_damping = float(angular_damping)
+        self.drive = drive
+        self.friction_smoothing = float(friction_smoothing)
+        self.ignore_loop_joints = bool(ignore_loop_joints)
+        self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
+
+    def tree_flatten(self):
+        aux = (self.angular_damping, self.drive, self.friction_smoothing, self.ignore_loop_joints,
+               self.contact_smoothing)
+        return (self.model,), aux
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        obj = object.__new__(cls)
+        obj.model = children[0]
+        (obj.angular_damping, obj.drive, obj.friction_smoothing, obj.ignore_loop_joints,
+         obj.contact_smoothing) = aux
+        return obj
+
+    def notify_model_changed(self, flags: int = 0) -> None:
+        """Newton compatibility: nothing is cached between steps, so this is a no-op."""
+
+    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+        """Advance one step and return the new state (``body_f`` is kept, not cleared).
+
+        Args:
+            state_in: Current state.
+            control: Control, or ``None`` for the model's defaults.
+            contacts: ``None`` or ``model.collide(state_in)``: active contacts apply Newton's
+                penalty law (``jaxart.contact``) as world wrenches entering through ``Jᵀ f``.
+            dt: Time step [s].
+
+        Returns:
+            The new :class:`State` (``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` updated).
+        """
+        extra = None
+        if contacts is not None:
+            if not isinstance(contacts, Contacts):
+                raise TypeError(f"SolverFeatherstone.step: contacts must be None or a jaxart.Contacts (from "
+                                f"model.collide(state)), got {type(contacts).__name__}")
+            extra = contact_body_wrenches(self.model, state_in, contacts, smooth=self.contact_smoothing)
+        return featherstone_step(self.model, state_in, control, dt, angular_damping=self.angular_damping,
+                                 implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
+                                 extra_body_f=extra)
+
+
+@functools.partial(jax.jit, static_argnames=("angular_damping", "implicit", "friction_eps"))
+def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
+                      implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None) -> State:
+    """One pure solver step (see :class:`SolverFeatherstone`).
+
+    Args:
+        model: The model.
+        state: Current state.
+        control: Control or ``None``.
+        dt: Time step [s].
+        angular_damping: FREE angular damping rate.
+        implicit: Implicit drives/springs/damping/limits.
+        friction_eps: Friction smoothing velocity.
+        extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the contact
+            seam: contact forces enter here, i.e. as ``Jᵀ f``).
+
+    Returns:
+        The new state.
+    """
+    with jax.named_scope("jaxart.featherstone_step"):
+        control = model.control() if control is None else control
+        dtype = state.joint_q.dtype
+        dt = jnp.asarray(dt, dtype)
+        qdd = joint_accelerations(model, state, control, dt, implicit=implicit, friction_eps=friction_eps,
+                                  extra_body_f=extra_body_f)
+        qd = state.joint_qd + dt * qdd
+        qd = jnp.clip(qd, -model.joint_velocity_limit, model.joint_velocity_limit)
+        lay = dynamics_layout(model)
+        damp_ang = lay.is_free_dof & ~lay.is_lin_dof
+        qd = jnp.where(damp_ang, qd * (1.0 - angular_damping * dt), qd)
+        qd = jnp.where(lay.in_tree_dof, qd, state.joint_qd)
+        q = integrate_coords(model, state.joint_q, qd, dt)
+        body_q, body_qd = fk_bodies(model, q, qd, state.body_q, state.body_qd)
+        return state.replace(joint_q=q, joint_qd=qd, body_q=body_q, body_qd=body_qd)
+
+
+def joint_accelerations(model: Model, state: State, control: Control, dt, *, implicit: bool, friction_eps: float,
+                        extra_body_f=None) -> jnp.ndarray:
+    """``(joint_dof_count,)`` accelerations of one semi-implicit step (all forces, implicit terms)."""
+    lay = dynamics_layout(model)
+    nd = model.joint_dof_count
+    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
+    body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
+    f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
+    bias = rnea(terms, lay, None, f_ext)
+    f0, diag = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
+                            friction_eps=friction_eps)
+    tau = joint_f_to_generalized(model, terms.cols, control.joint_f) + f0
+    h = crba(terms, lay)
+    h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * (block_armature(model, lay) + gather_dofs(lay, diag))[:, None, :]
+    return scatter_dofs(lay, solve_blocks(lay, h, gather_dofs(lay, tau) - bias), nd)
+
+
+def _validate(model: Model, ignore_loop_joints: bool) -> None:
+    topo = model.topology
+    labels = topo.joint_label
+    art = topo.joint_articulation.array
+    loops = [labels[j] for j in range(topo.joint_count) if art[j] < 0]
+    if loops and not ignore_loop_joints:
+        raise ValueError(f"SolverFeatherstone: loop-closing joints {loops} are not enforced by a reduced-coordinate "
+                         "solver; pass ignore_loop_joints=True to simulate the tree without them")
+    disabled = [labels[j] for j in range(topo.joint_count) if art[j] >= 0 and not topo.joint_enabled.array[j]]
+    if disabled:
+        raise ValueError(f"SolverFeatherstone: disabled tree joints {disabled} are not supported")
+    dynamics_layout(model)  # raises for articulations hanging from another articulation
+    _validate_free_dofs(model)
+
+
+def _validate_free_dofs(model: Model) -> None:
+    topo = model.topology
+    try:
+        ke, kd = np.asarray(model.joint_target_ke), np.asarray(model.joint_target_kd)
+        stiff, lo, hi = np.asarray(model.joint_stiffness), np.asarray(model.joint_limit_lower), \
+            np.asarray(model.joint_limit_upper)
+        lke = np.asarray(model.joint_limit_ke)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return  # traced model (e.g. under vmap): validated when built concretely
+    qs = topo.joint_qd_start.array
+    for j in range(topo.joint_count):
+        jt = JointType(int(topo.joint_type.array[j]))
+        if jt not in (JointType.FREE, JointType.DISTANCE):
+            continue
+        sl = slice(qs[j], qs[j + 1])
+        name = topo.joint_label[j]
+        if jt == JointType.DISTANCE and (lo[qs[j]] >= 0.0 or hi[qs[j]] >= 0.0):
+            raise NotImplementedError(f"SolverFeatherstone: DISTANCE joint {name!r} has finite distance limits, "
+                                      "which a reduced-coordinate solver does not enforce; use negative "
+                                      "min/max distances (unlimited) or SolverXPBD")
+        if (ke[sl] != 0).any() or (kd[sl] != 0).any() or (stiff[sl] != 0).any():
+            raise ValueError(f"SolverFeatherstone: {jt.name} joint {name!r} has target_ke/target_kd/stiffness; "
+                             "drives and springs on FREE/DISTANCE DOFs are not supported")
+        if jt == JointType.FREE and (((lo[sl] > -1e9) | (hi[sl] < 1e9)) & (lke[sl] > 0)).any():
+            raise ValueError(f"SolverFeatherstone: {jt.name} joint {name!r} has finite limits; limits on "
+                             "FREE/DISTANCE DOFs are not supported")
