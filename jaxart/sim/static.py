@@ -56,3 +56,30 @@ class StaticArray:
 
     def __repr__(self) -> str:
         return f"StaticArray(shape={self._array.shape}, dtype={self._array.dtype})"
+
+
+class StaticRecord:
+    """Mixin for frozen dataclasses of static metadata: hashed once, compared by content.
+
+    Subclasses are ``@dataclasses.dataclass(frozen=True, eq=False)``; their fields must be
+    hashable (ints, tuples, :class:`StaticArray`).
+    """
+
+    def _key(self) -> tuple:
+        import dataclasses
+
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    def __hash__(self) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(self._key())
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return hash(self) == hash(other) and self._key() == other._key()

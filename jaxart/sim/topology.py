@@ -11,11 +11,11 @@ import dataclasses
 import numpy as np
 
 from jaxart.sim.enums import JointType
-from jaxart.sim.static import StaticArray
+from jaxart.sim.static import StaticArray, StaticRecord
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Topology:
+class Topology(StaticRecord):
     """Integer/label structure of a model (static under ``jit``).
 
     Attributes:
@@ -80,23 +80,6 @@ class Topology:
     articulation_label: tuple[str, ...]
     joint_collision_filter_parent: StaticArray | None = None
 
-    def _key(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-
-    def __hash__(self) -> int:
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash(self._key())
-            object.__setattr__(self, "_hash", h)
-        return h
-
-    def __eq__(self, other) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Topology):
-            return NotImplemented
-        return hash(self) == hash(other) and self._key() == other._key()
-
     def __repr__(self) -> str:
         return (
             f"Topology(bodies={self.body_count}, joints={self.joint_count}, "
@@ -111,7 +94,7 @@ class Topology:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class KinematicSchedule:
+class KinematicSchedule(StaticRecord):
     """Index schedule for vectorised FK/IK, derived from a :class:`Topology` at ``finalize``.
 
     Body arrays are extended by one sentinel slot ``n`` (the world: identity pose, zero twist).
@@ -148,23 +131,6 @@ class KinematicSchedule:
     n_ang: StaticArray
     body_articulation: StaticArray
     depth: int
-
-    def _key(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-
-    def __hash__(self) -> int:
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash(self._key())
-            object.__setattr__(self, "_hash", h)
-        return h
-
-    def __eq__(self, other) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, KinematicSchedule):
-            return NotImplemented
-        return hash(self) == hash(other) and self._key() == other._key()
 
     def __repr__(self) -> str:
         return f"KinematicSchedule(depth={self.depth}, rounds={len(self.doubling)})"
