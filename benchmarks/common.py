@@ -45,9 +45,18 @@ def time_call(fn, *args, repeat: int = 5, min_time: float = 0.2) -> float:
 
 def compile_time(jitted, *args) -> float:
     """Seconds to trace and compile ``jitted`` for these arguments (lower + compile, no execution)."""
+    return compile_timed(jitted, *args)[0]
+
+
+def compile_timed(jitted, *args):
+    """``(seconds, compiled)``: trace + compile time and the compiled executable.
+
+    Time the returned executable rather than calling ``jitted`` again: an ahead-of-time compile does
+    not populate ``jitted``'s cache, so the next call would compile a second time.
+    """
     t0 = time.perf_counter()
-    jitted.lower(*args).compile()
-    return time.perf_counter() - t0
+    compiled = jitted.lower(*args).compile()
+    return time.perf_counter() - t0, compiled
 
 
 def print_table(title: str, header: list[str], rows: list[list]) -> None:
