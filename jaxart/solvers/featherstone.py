@@ -47,12 +47,13 @@ from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, r
 from jaxart.kinematics.fk import fk_bodies
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.base import SolverBase
 
 _DRIVES = ("implicit", "explicit")
 
 
 @jax.tree_util.register_pytree_node_class
-class SolverFeatherstone:
+class SolverFeatherstone(SolverBase):
     """Joint-space semi-implicit Euler with CRBA + RNEA and a dense per-articulation Cholesky solve.
 
     The solver is a pytree (the model is its only leaf), so ``jax.jit(lambda s, x: s.step(...))``
@@ -75,6 +76,8 @@ class SolverFeatherstone:
         NotImplementedError: DISTANCE joints with finite distance limits.
     """
 
+    _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact_smoothing')
+
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
                  friction_smoothing: float = 1e-2, ignore_loop_joints: bool = False,
                  update_mass_matrix_interval: int = 1, contact_smoothing: float | None = None) -> None:
@@ -93,21 +96,6 @@ class SolverFeatherstone:
         self.ignore_loop_joints = bool(ignore_loop_joints)
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
 
-    def tree_flatten(self):
-        aux = (self.angular_damping, self.drive, self.friction_smoothing, self.ignore_loop_joints,
-               self.contact_smoothing)
-        return (self.model,), aux
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        obj = object.__new__(cls)
-        obj.model = children[0]
-        (obj.angular_damping, obj.drive, obj.friction_smoothing, obj.ignore_loop_joints,
-         obj.contact_smoothing) = aux
-        return obj
-
-    def notify_model_changed(self, flags: int = 0) -> None:
-        """Newton compatibility: nothing is cached between steps, so this is a no-op."""
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).

@@ -43,12 +43,13 @@ import jax.numpy as jnp
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.kinematics.ik import eval_ik
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies
 from jaxart.solvers.maximal_penalty_joints import joint_wrenches
 
 
 @jax.tree_util.register_pytree_node_class
-class SolverSemiImplicit:
+class SolverSemiImplicit(SolverBase):
     """Semi-implicit Euler in maximal coordinates with penalty joints and penalty contact.
 
     The solver is a pytree (the model is its only leaf): ``jax.jit(lambda s, x, c: s.step(x, None,
@@ -68,6 +69,8 @@ class SolverSemiImplicit:
         ValueError: A non-finite or negative option.
     """
 
+    _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing')
+
     def __init__(self, model: Model, *, angular_damping: float = 0.05, joint_attach_ke: float = 1.0e4,
                  joint_attach_kd: float = 1.0e2, friction_smoothing: float = 1.0,
                  contact_smoothing: float | None = None) -> None:
@@ -86,23 +89,6 @@ class SolverSemiImplicit:
         self.friction_smoothing = float(friction_smoothing)
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
 
-    def _aux(self):
-        return (self.angular_damping, self.joint_attach_ke, self.joint_attach_kd, self.friction_smoothing,
-                self.contact_smoothing)
-
-    def tree_flatten(self):
-        return (self.model,), self._aux()
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        obj = object.__new__(cls)
-        obj.model = children[0]
-        (obj.angular_damping, obj.joint_attach_ke, obj.joint_attach_kd, obj.friction_smoothing,
-         obj.contact_smoothing) = aux
-        return obj
-
-    def notify_model_changed(self, flags: int = 0) -> None:
-        """Newton compatibility: nothing is cached between steps, so this is a no-op."""
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).

@@ -56,6 +56,7 @@ from jaxart.kinematics.ik import eval_ik
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal_joints import constrained_joints, has_drives, joint_static
 from jaxart.solvers.maximal_penalty_joints import joint_wrenches
@@ -68,7 +69,7 @@ _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation",
 
 
 @jax.tree_util.register_pytree_node_class
-class SolverXPBD:
+class SolverXPBD(SolverBase):
     """XPBD solver (see the module docstring for the algorithm and the feature table).
 
     The solver is a pytree (the model is its only leaf); ``jit``/``vmap``/``grad`` work through
@@ -89,6 +90,8 @@ class SolverXPBD:
         ValueError: Bad options.
         NotImplementedError: Drives or finite angular limits on BALL joints; drives on FREE/DISTANCE.
     """
+
+    _OPTIONS = _OPTIONS
 
     def __init__(self, model: Model, *, iterations: int = 2, joint_linear_relaxation: float = 0.7,
                  joint_angular_relaxation: float = 0.4, joint_linear_compliance: float = 0.0,
@@ -116,19 +119,6 @@ class SolverXPBD:
         self.angular_damping = float(angular_damping)
         self.enable_restitution = bool(enable_restitution)
 
-    def tree_flatten(self):
-        return (self.model,), tuple(getattr(self, k) for k in _OPTIONS)
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        obj = object.__new__(cls)
-        obj.model = children[0]
-        for k, v in zip(_OPTIONS, aux, strict=True):
-            setattr(obj, k, v)
-        return obj
-
-    def notify_model_changed(self, flags: int = 0) -> None:
-        """Newton compatibility: nothing is cached between steps, so this is a no-op."""
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
