@@ -4,7 +4,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 ``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
 """
 
-from jaxart import assets, collision, solvers
+from jaxart import assets, collision, selection, solvers
 from jaxart.collision import Contacts
 from jaxart.dynamics import (
     eval_forward_dynamics,
@@ -50,5 +50,6 @@ __all__ = [
     "rollout",
     "assets",
     "collision",
+    "selection",
     "solvers",
 ]

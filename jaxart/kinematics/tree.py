@@ -1,20 +1,106 @@
 """Tree traversal: the one place that walks the kinematic tree in traced code.
 
-Poses are composed root-to-leaf by pointer doubling: in round ``r`` every body composes the
-accumulated transform of its ancestor ``2**r`` levels up with its own. All index arrays are
-static (computed at ``finalize``), so a tree of depth ``d`` costs ``ceil(log2(d + 1))`` fully
-vectorised rounds: compile time and sequential depth grow with ``log d``, not ``d``. Additive
-quantities (twists at the world origin, accelerations) use the same rounds with ``+``.
+Two static schedules, chosen by tree depth (both index arrays are computed from the static
+:class:`~jaxart.sim.topology.KinematicSchedule`, never from traced data):
 
-Both functions take structure-of-arrays values (:mod:`jaxart.math.soa`) with the body axis last
-(``n + 1`` entries; the last one is the world).
+* **Levels** (depth ≤ :data:`LEVELS_MAX_DEPTH`, e.g. humanoids, quadrupeds, arms): bodies are
+  grouped by depth and level ``d`` composes its parents' values from level ``d − 1`` with its
+  own, so every body is composed exactly once. Small gathers between levels; XLA fuses each level.
+* **Pointer doubling** (deeper trees, e.g. long chains): in round ``r`` every body composes the
+  accumulated value of its ancestor ``2**r`` levels up with its own, so a tree of depth ``d``
+  costs ``ceil(log2(d + 1))`` fully vectorised rounds and compile time stays flat with depth. The
+  rounds run inside ``lax.fori_loop`` (static trip count, so reverse mode works). The loop is a
+  performance necessity, not style: unrolled, XLA fuses the chain of per-round gathers into every
+  consumer and re-evaluates each round's producers once per use, so a body's value is recomputed
+  ``2**rounds`` times (measured on a 128-link chain: 1.8 ms → 56 µs per world). XLA:CPU drops
+  ``optimization_barrier``; a loop boundary is what forces materialisation.
+
+Measured per humanoid world at batch 4096 (FK incl. twists): unrolled doubling 8 µs, looped
+doubling 5 µs, levels 2.7 µs. Levels are unrolled, so their compile time grows with depth, hence
+the cut-over.
+
+Values are structure-of-arrays (:mod:`jaxart.math.soa`) with the body axis last, or one stacked
+array with the body axis first; ``n + 1`` entries, the last one is the world.
 """
 
 from __future__ import annotations
 
+import functools
+
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from jaxart.math import soa
+
+#: Trees up to this depth use the level schedule; deeper ones use looped pointer doubling.
+LEVELS_MAX_DEPTH = 8
+
+
+@functools.lru_cache(maxsize=64)
+def _levels(schedule) -> tuple[tuple[np.ndarray, np.ndarray], ...] | None:
+    """Per depth ``d ≥ 1``: ``(slots at depth d, their parents' positions within level d − 1)``;
+    level 0 (slots listed first) holds the world and bodies without a tree joint. ``None`` when
+    the tree is deeper than :data:`LEVELS_MAX_DEPTH`."""
+    parent = np.append(schedule.body_parent.array, len(schedule.body_parent.array))
+    depth = np.zeros(len(parent), dtype=np.int64)  # 0: world and bodies without a tree joint
+    for body in _tree_children(schedule):  # parents before children
+        depth[body] = depth[parent[body]] + 1
+    if depth.max(initial=0) > LEVELS_MAX_DEPTH:
+        return None
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)) + 1)]
+    pos = np.zeros(len(parent), dtype=np.int64)
+    for lv in levels:
+        pos[lv] = np.arange(len(lv))
+    return tuple((lv, pos[parent[lv]]) for lv in levels)
+
+
+def _tree_children(schedule) -> np.ndarray:
+    """Bodies with a tree joint in schedule order (``tree_joint`` is depth-ordered)."""
+    body_of_joint = {int(j): b for b, j in enumerate(schedule.body_joint.array) if j >= 0}
+    return np.asarray([body_of_joint[int(j)] for j in schedule.tree_joint.array], dtype=np.int64)
+
+
+def _take(values, idx, stacked: bool):
+    if stacked:
+        return values[idx]
+    return soa.take(values, idx)
+
+
+def _concat(parts: list, stacked: bool):
+    if stacked:
+        return jnp.concatenate(parts, axis=0)
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=-1), *parts)
+
+
+def _run_levels(levels, combine, values, stacked: bool):
+    """Level schedule: level 0 as given, level ``d`` = ``combine(parents in d − 1, own)``."""
+    outs = [_take(values, levels[0][0], stacked)]
+    for slots, par_pos in levels[1:]:
+        outs.append(combine(_take(outs[-1], par_pos, stacked), _take(values, slots, stacked)))
+    order = np.concatenate([lv for lv, _ in levels])
+    return _take(_concat(outs, stacked), np.argsort(order), stacked)
+
+
+def _run_doubling(schedule, combine, values, stacked: bool):
+    """Looped pointer doubling: ``v ← combine(v[ancestor 2**r up], v)`` per round."""
+    if not schedule.doubling:
+        return values
+    ptrs = jnp.asarray(np.stack([p.array for p in schedule.doubling]))
+
+    def step(ptr, v):
+        return combine(_take(v, ptr, stacked), v)
+
+    if ptrs.shape[0] == 1:
+        return step(ptrs[0], values)
+    return jax.lax.fori_loop(0, ptrs.shape[0], lambda r, v: step(ptrs[r], v), values)
+
+
+def _traverse(schedule, combine, values, stacked: bool):
+    levels = _levels(schedule)
+    if levels is None:
+        return _run_doubling(schedule, combine, values, stacked)
+    return _run_levels(levels, combine, values, stacked)
 
 
 def compose_down(schedule, local: tuple) -> tuple:
@@ -24,16 +110,14 @@ def compose_down(schedule, local: tuple) -> tuple:
         schedule: The model's :class:`~jaxart.sim.topology.KinematicSchedule`.
         local: SoA transform ``(p, q)`` of each body relative to its tree parent (for roots and
             bodies without a tree joint: their world pose); the last entry is the world (identity).
+            A stacked ``(n + 1, 7)`` array (body axis first) is accepted too.
 
     Returns:
-        SoA world transforms.
+        World transforms in the same form as ``local``.
     """
     if not isinstance(local, tuple):  # stacked (n + 1, 7) array: body axis first
         return soa.from_transform(compose_down(schedule, soa.to_transform(local)))
-    t = local
-    for ptr in schedule.doubling:
-        t = soa.tmul(soa.take(t, ptr.array), t)
-    return t
+    return _traverse(schedule, soa.tmul, local, stacked=False)
 
 
 def accumulate_down(schedule, values):
@@ -42,11 +126,6 @@ def accumulate_down(schedule, values):
     ``values`` is a tuple (pytree) of SoA arrays with the body axis last, or one stacked array
     with the body axis first. The last body entry (world) must be zero.
     """
-    v = values
     if not isinstance(values, tuple):  # a stacked array: body axis first
-        for ptr in schedule.doubling:
-            v = v + v[ptr.array]
-        return v
-    for ptr in schedule.doubling:
-        v = jax.tree_util.tree_map(lambda x, p=ptr.array: x + x[..., p], v)
-    return v
+        return _traverse(schedule, jnp.add, values, stacked=True)
+    return _traverse(schedule, lambda a, b: jax.tree_util.tree_map(jnp.add, a, b), values, stacked=False)
