@@ -1,4 +1,4 @@
-"""Step throughput with ground contact: jaxart's maximal-coordinate solvers vs MJX and MuJoCo C.
+"""Step throughput with ground contact: jaxart's solvers vs MJX and MuJoCo C.
 
 Usage: ``python benchmarks/contact.py [--batches 1 1024] [--models quadruped humanoid] [--no-mjx]
 [--quick]``. For each model (the bundled quadruped; the humanoid of MuJoCo's MJX test data) and
@@ -8,10 +8,10 @@ MJX/jaxart (> 1 means jaxart is faster) and trace+compile times [s]. Worlds star
 initial pose dropped onto the floor (the timed steps see real contacts). MJX uses the CG solver
 (its batched Newton/Cholesky path was seen to hang on this 2-core CPU); MuJoCo C runs
 single-threaded in a Python loop (per-call overhead included). The "contact rows"/"active" columns
-show jaxart's contact capacity and active contacts of world 0 after settling: MJX's humanoid
-declares its foot–floor contacts as explicit ``<contact><pair>`` elements, which jaxart's MJCF
-importer does not import yet, so jaxart's humanoid runs without contacts (0 rows) while MJX's has
-them — compare humanoid rows with that in mind.
+show jaxart's contact capacity and active contacts of world 0 after settling (the MJX humanoid's
+foot–floor contacts are explicit ``<contact><pair>`` elements, imported as explicit contact pairs).
+Featherstone runs the penalty contact law with the gains MuJoCo's solref implies, which needs a
+smaller step on these light feet than MJX's soft constraints (its ``dt`` column says which).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import jaxart
 #: solver factory and time step (None = the MJCF's); SemiImplicit's explicit attachment springs need
 #: ~50 µs on these light links (see examples/drop_quadruped.py)
 SOLVERS = {
+    "featherstone": (lambda m: jaxart.solvers.SolverFeatherstone(m), 2e-4),
     "xpbd": (lambda m: jaxart.solvers.SolverXPBD(m, iterations=2), None),
     "semi_implicit": (lambda m: jaxart.solvers.SolverSemiImplicit(m), 5e-5),
 }

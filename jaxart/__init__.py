@@ -19,7 +19,7 @@ from jaxart.rollout import rollout
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
-from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, GeoType, JointTargetMode, JointType
+from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, EqType, GeoType, JointTargetMode, JointType
 from jaxart.sim.model import Control, Model, State
 
 __version__ = "0.1.0"
@@ -30,6 +30,7 @@ __all__ = [
     "BodyFlags",
     "Contacts",
     "Control",
+    "EqType",
     "GeoType",
     "JointDofConfig",
     "JointTargetMode",

@@ -137,6 +137,28 @@ def test_add_builder_offsets_and_xform():
         dst.add_builder(src, label_prefix="r0")
 
 
+def test_add_builder_moves_free_roots_through_joint_q_like_newton():
+    src = jaxart.ModelBuilder()
+    b = src.add_link(mass=1.0, inertia=np.eye(3) * 0.1, com=(0.1, 0.0, 0.0))
+    x_p = ((0.0, 0.5, 0.0), (0.0, 0.0, np.sin(0.3), np.cos(0.3)))
+    src.add_articulation([src.add_joint_free(b, parent_xform=x_p)])
+    src.joint_q[:3] = [0.2, 0.0, 1.0]
+    src.joint_qd[:] = [1.0, 0.0, 0.0, 0.0, 0.0, 2.0]
+    ref = src.finalize(dtype=jnp.float64)
+    s_ref = jaxart.eval_fk(ref, ref.joint_q, ref.joint_qd)
+    rot = (0.0, 0.0, np.sin(0.4), np.cos(0.4))
+    dst = jaxart.ModelBuilder()
+    dst.add_builder(src, xform=((1.0, -2.0, 0.5), rot))
+    m = dst.finalize(dtype=jnp.float64)
+    np.testing.assert_allclose(m.joint_X_p, ref.joint_X_p)  # the anchor is untouched (Newton)
+    s = jaxart.eval_fk(m, m.joint_q, m.joint_qd)
+    moved = np.asarray(jaxart.math.transform_mul(jnp.asarray([1.0, -2.0, 0.5, *rot]), s_ref.body_q[0]))
+    np.testing.assert_allclose(s.body_q[0], moved, atol=1e-12)
+    w_rot = np.asarray(jaxart.math.quat_rotate(jnp.asarray(rot), s_ref.body_qd[0, 3:]))
+    v_rot = np.asarray(jaxart.math.quat_rotate(jnp.asarray(rot), s_ref.body_qd[0, :3]))
+    np.testing.assert_allclose(s.body_qd[0], np.concatenate([v_rot, w_rot]), atol=1e-12)
+
+
 def test_model_is_a_pytree_with_static_topology():
     m = _two_link().finalize()
     leaves = jax.tree_util.tree_leaves(m)

@@ -17,6 +17,11 @@ Newton 1.8's rules (``newton/_src/sim/shape_contact_pairs.py`` and
   topology has it; otherwise Newton's default is used (set for joints with a parent body and for
   FIXED joints to the world, unset for other joints to the world).
 
+jaxart extension: ``topology.shape_explicit_contact_pairs`` (``ModelBuilder.add_shape_contact_pair``,
+MJCF ``<contact><pair>``) are always candidates, whatever their groups, flags, bodies or filter
+pairs (MuJoCo's explicit pairs likewise bypass ``contype``/``conaffinity`` and ``<exclude>``); a
+pair the rules above already produce appears once.
+
 Pairs are canonicalised so that shape A has the lower :class:`~jaxart.GeoType` (then the lower
 index) and grouped by ``(type_a, type_b)`` so each narrow-phase function runs once, vectorised.
 """
@@ -77,6 +82,18 @@ def candidate_pairs(topology) -> np.ndarray:
     n = topology.shape_count
     if n < 2:
         return np.zeros((0, 2), np.int32)
+    ia, ib = _rule_pairs(topology)
+    explicit = getattr(topology, "shape_explicit_contact_pairs", None)
+    if explicit is not None and len(explicit):
+        ex = np.sort(np.asarray(explicit, dtype=np.int64).reshape(-1, 2), axis=1)
+        key = np.unique(np.concatenate([ia * n + ib, ex[:, 0] * n + ex[:, 1]]))  # sorted, deduplicated
+        ia, ib = key // n, key % n
+    return np.stack([ia, ib], axis=1).astype(np.int32)
+
+
+def _rule_pairs(topology) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs allowed by groups, flags, bodies, filter pairs and parent/child filtering (sorted, ``a < b``)."""
+    n = topology.shape_count
     body = np.maximum(np.asarray(topology.shape_body), -1)
     group = np.asarray(topology.shape_collision_group)
     flags = np.asarray(topology.shape_flags)
@@ -100,7 +117,7 @@ def candidate_pairs(topology) -> np.ndarray:
         table[bp[:, 0] + 1, bp[:, 1] + 1] = True
         keep &= ~table[body[ia] + 1, body[ib] + 1]
     keep &= ~excluded[ia, ib]
-    return np.stack([ia[keep], ib[keep]], axis=1).astype(np.int32)
+    return ia[keep].astype(np.int64), ib[keep].astype(np.int64)
 
 
 def group_pairs(pairs: np.ndarray, shape_type: np.ndarray) -> tuple[PairGroup, ...]:

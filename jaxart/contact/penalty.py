@@ -39,7 +39,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxart.math import transform_point
+from jaxart.math import small, transform_point
 
 __all__ = ["ContactForces", "accumulate_point_forces", "average_materials", "contact_body_wrenches", "contact_forces"]
 
@@ -119,13 +119,13 @@ def contact_forces(model, state, contacts, *, smooth: float | None = None,
     va, _ = _body_point_velocity(state, model, contacts.body_a, pa)
     vb, _ = _body_point_velocity(state, model, contacts.body_b, pb)
     v = vb - va
-    vn = jnp.sum(n * v, -1)
+    vn = small.dot_last(n, v)
     vt = v - vn[:, None] * n
     if smooth is None:
         pen = d < 0.0
         fn = -ke * d - kd * jnp.minimum(vn, 0.0) * pen
         limit = jnp.where(pen, mu * jnp.maximum(fn, 0.0), 0.0)
-        speed_sq = jnp.sum(vt * vt, -1)
+        speed_sq = small.dot_last(vt, vt)
         slip = limit / jnp.where(kf > 0.0, kf, 1.0)
         fast = speed_sq > slip * slip
         inv_speed = 1.0 / jnp.sqrt(jnp.where(fast, speed_sq, 1.0))
@@ -149,7 +149,7 @@ def contact_forces(model, state, contacts, *, smooth: float | None = None,
 
 def _smooth_friction_ratio(limit, kf, vt):
     """``L·tanh(kf·|v_t|/L)/|v_t|`` with its limits (``kf`` at ``v_t = 0``, 0 when ``L = 0``), NaN-free."""
-    s2 = jnp.sum(vt * vt, -1)
+    s2 = small.dot_last(vt, vt)
     ok = (s2 > 0.0) & (limit > 0.0)
     s = jnp.sqrt(jnp.where(ok, s2, 1.0))
     lim = jnp.where(ok, limit, 1.0)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.math import small
 
 
 def dof_directions(model, cols: jnp.ndarray) -> jnp.ndarray:
@@ -31,7 +32,7 @@ def joint_f_to_generalized(model, cols: jnp.ndarray, joint_f: jnp.ndarray) -> jn
     ext = jnp.concatenate([joint_f, jnp.zeros((1,), joint_f.dtype)])
     wrench = ext[lay.free_joint_dofs]  # (nd, 6)
     part = jnp.where(jnp.asarray(lay.is_lin_dof)[:, None], wrench[:, :3], wrench[:, 3:])
-    gen = jnp.sum(dirs * part, axis=-1)
+    gen = small.dot_last(dirs, part)
     return jnp.where(jnp.asarray(lay.is_free_dof), gen, joint_f)
 
 
@@ -45,8 +46,8 @@ def generalized_to_joint_f(model, cols: jnp.ndarray, tau: jnp.ndarray) -> jnp.nd
     ext = jnp.concatenate([tau, jnp.zeros((1,), tau.dtype)])
     idx = lay.free_joint_dofs
     t6, d6 = ext[idx], dirs[idx]  # (nd, 6), (nd, 6, 3)
-    f = jnp.einsum("nk,nkx->nx", t6[:, :3], d6[:, :3])
-    torque = jnp.einsum("nk,nkx->nx", t6[:, 3:], d6[:, 3:])
+    f = small.sum_axis(t6[:, :3, None] * d6[:, :3], -2)
+    torque = small.sum_axis(t6[:, 3:, None] * d6[:, 3:], -2)
     w = jnp.concatenate([f, torque], axis=-1)
     k = np.clip(np.arange(nd) - idx[:, 0], 0, 5)
     return jnp.where(jnp.asarray(lay.is_free_dof), w[np.arange(nd), k], tau)

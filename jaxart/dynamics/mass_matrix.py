@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from jaxart.dynamics.jacobian import _apply_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import BlockTerms, block_terms
+from jaxart.math import small
 from jaxart.sim.model import State
 
 
@@ -23,7 +24,7 @@ def crba(terms: BlockTerms, lay: DynamicsLayout) -> jnp.ndarray:
     dt = terms.S.dtype
     ic = jnp.einsum("aik,akxy->aixy", jnp.asarray(lay.subtree, dt), terms.inertia)
     ic_d = jnp.take_along_axis(ic, jnp.asarray(lay.dof_link)[:, :, None, None], axis=1)
-    f = jnp.einsum("adxy,ady->adx", ic_d, terms.S)
+    f = small.matvec(ic_d, terms.S)
     upper = jnp.einsum("aik,ajk->aij", terms.S, f)
     return jnp.asarray(lay.dof_anc, dt) * upper + jnp.asarray(lay.dof_desc, dt) * jnp.swapaxes(upper, -1, -2)
 

@@ -31,6 +31,7 @@ from jaxart.math import (
     quat_normalize,
     quat_rotate,
     quat_to_matrix,
+    small,
     spatial_inertia_world,
     transform_identity,
     transform_inverse,
@@ -154,10 +155,10 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
     vel = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dt), s_blk * qd[..., None])
     # Ṡ_d q̇_d = (V_child − Σ_rest S_m q̇_m) ×ₘ S_d q̇_d  (see DynamicsLayout.sdot_rest)
     v_child = jnp.take_along_axis(vel, jnp.asarray(lay.dof_link)[:, :, None], axis=1)
-    rest = jnp.sum(cols[lay.sdot_rest] * qd_ext[lay.sdot_rest][..., None], axis=-2)
+    rest = small.sum_axis(cols[lay.sdot_rest] * qd_ext[lay.sdot_rest][..., None], -2)
     carrier = v_child - jnp.concatenate([rest, jnp.zeros((1, 6), dt)])[lay.dof_index]
     rot = quat_to_matrix(body_q[:, 3:])
-    inertia_w = rot @ model.body_inertia @ jnp.swapaxes(rot, -1, -2)
+    inertia_w = small.matmul(small.matmul(rot, model.body_inertia), jnp.swapaxes(rot, -1, -2))
     spatial = spatial_inertia_world(model.body_mass, com, inertia_w)
     spatial = jnp.concatenate([spatial, jnp.zeros((1, 6, 6), dt)], axis=0)
     com_ext = jnp.concatenate([com, jnp.zeros((1, 3), dt)], axis=0)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from jaxart.dynamics.layout import DynamicsLayout
 from jaxart.dynamics.motion import BlockTerms, link_twists, origin_wrench
-from jaxart.math import cross_force
+from jaxart.math import cross_force, small
 
 
 def gravity_wrenches(model, terms: BlockTerms) -> jnp.ndarray:
@@ -32,7 +32,7 @@ def project_wrenches(terms: BlockTerms, lay: DynamicsLayout, f: jnp.ndarray) -> 
     """``(A, D)`` generalized forces ``τ_d = S_dᵀ Σ_{links moved by d} f`` (i.e. ``Jᵀ f``)."""
     sub = jnp.einsum("aik,akx->aix", jnp.asarray(lay.subtree, f.dtype), f)
     sub_d = jnp.take_along_axis(sub, jnp.asarray(lay.dof_link)[:, :, None], axis=1)
-    return jnp.sum(terms.S * sub_d, axis=-1) * jnp.asarray(lay.dof_valid, f.dtype)
+    return small.dot_last(terms.S, sub_d) * jnp.asarray(lay.dof_valid, f.dtype)
 
 
 def rnea(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None, f_ext: jnp.ndarray | None) -> jnp.ndarray:
@@ -54,8 +54,8 @@ def rnea(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None, f_ext:
     acc_cols = terms.Sdot_qd if qdd is None else terms.Sdot_qd + terms.S * qdd[..., None]
     acc = jnp.einsum("ald,adk->alk", link_dof, acc_cols)
     inertia = terms.inertia
-    momentum = jnp.einsum("alxy,aly->alx", inertia, vel)
-    f = jnp.einsum("alxy,aly->alx", inertia, acc) + cross_force(vel, momentum)
+    momentum = small.matvec(inertia, vel)
+    f = small.matvec(inertia, acc) + cross_force(vel, momentum)
     if f_ext is not None:
         f = f - f_ext
     return project_wrenches(terms, lay, f)

@@ -24,11 +24,14 @@ actuatorfrcrange              ``effort_limit``
 position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
                               (:mod:`jaxart.io.mjcf_actuators`)
 geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf_shapes`)
+contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
+                              solref/margin differing from the shapes' are reported) / filter pairs
+equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================
 
-Unsupported features (tendons, equality constraints, sensors, contact pairs, keyframes,
+Unsupported features (tendons, tendon/flex/site equalities, sensors, per-pair contact parameters, keyframes,
 heightfields, flexes, other actuators, ball cone limits, off-axis gravity, …) are collected and
 reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder is touched).
 """
@@ -42,8 +45,10 @@ import mujoco
 import numpy as np
 
 from jaxart.io.mjcf_actuators import map_actuators
+from jaxart.io.mjcf_equality import add_equalities, equality_issues
 from jaxart.io.mjcf_joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf_math import IDENTITY, pose, rotated_inertia, xyzw
+from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf_report import gravity_along_up, model_issues
 from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
 from jaxart.sim.enums import JointType
@@ -115,7 +120,8 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         quaternions are reordered, and BALL/FREE velocities differ by frame: MuJoCo gives angular
         velocity in the child frame and free linear velocity of the body origin), ``"keyframes"``
         (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
-        imported), ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
+        imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
+        ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
         ``"mj_model"`` (the compiled model).
 
     Raises:
@@ -131,7 +137,8 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     what, m = load_mjcf(source, assets=assets)
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
-    issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else [])
+    issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
+    issues += pair_issues(m, min_timeconst=_min_timeconst(m))
     issues += [f"geom {m.geom(g).name or g!r}: heightfield/SDF geometry" for g in range(m.ngeom)
                if int(m.geom_type[g]) in (int(mujoco.mjtGeom.mjGEOM_HFIELD), int(mujoco.mjtGeom.mjGEOM_SDF))]
     if issues and strict:
@@ -158,8 +165,7 @@ class _Importer:
         self.base, self.parent_body, self.prefix, self.drives = base, parent_body, prefix, drives
         x_parent = builder.body_q[parent_body] if parent_body >= 0 else IDENTITY
         self.world_base = np_transform_mul(x_parent, base)
-        refsafe = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_REFSAFE)
-        self.min_tc = 2.0 * float(m.opt.timestep) if refsafe else 0.0
+        self.min_tc = _min_timeconst(m)
         self.filterparent = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
         self.labels = [m.body(b).name or f"body_{b}" for b in range(m.nbody)]
         self.plans = {b: plan_body(m, b, self.labels[b], floating=floating) for b in range(1, m.nbody)}
@@ -203,6 +209,8 @@ class _Importer:
             self._add_body(body, np_transform_mul(self.world_base, pose(data.xpos[body], data.xquat[body])))
         self._close(start, root)
         self._add_shapes()
+        self.out["equalities"] = add_equalities(b, m, body_of=self._body_of, coord_start=self.out["coord_start"],
+                                                coord_map=self.coord_map, label=self.pre)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)
@@ -283,8 +291,15 @@ class _Importer:
         shapes = add_geoms(self.b, m, self._body_of, geom_label, min_timeconst=self.min_tc)
         sites = add_sites(self.b, m, self._body_of, site_label)
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
+        add_contact_pairs(self.b, m, shapes)
         self.out["shapes"] = {m.geom(g).name: s for g, s in shapes.items() if m.geom(g).name}
         self.out["sites"] = {m.site(k).name: s for k, s in sites.items() if m.site(k).name}
+
+
+def _min_timeconst(m) -> float:
+    """``solref`` time-constant clamp: MuJoCo's ``refsafe`` (2·timestep) unless disabled."""
+    refsafe = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_REFSAFE)
+    return 2.0 * float(m.opt.timestep) if refsafe else 0.0
 
 
 def _ndof(m, j: int) -> int:

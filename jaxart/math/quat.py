@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxart.math import small
 from jaxart.math.safe import safe_atan2, safe_norm
 
 
@@ -32,7 +33,7 @@ def quat_mul(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     av, aw = a[..., :3], a[..., 3:]
     bv, bw = b[..., :3], b[..., 3:]
     v = aw * bv + bw * av + jnp.cross(av, bv)
-    w = aw * bw - jnp.sum(av * bv, axis=-1, keepdims=True)
+    w = aw * bw - small.dot_last(av, bv, keepdims=True)
     return jnp.concatenate([v, w], axis=-1)
 
 
@@ -100,11 +101,11 @@ def quat_exp(v: jnp.ndarray) -> jnp.ndarray:
     Returns:
         Unit quaternions ``(..., 4)``.
     """
-    sq = jnp.sum(v * v, axis=-1, keepdims=True)
-    small = sq < 1e-8
-    theta = jnp.sqrt(jnp.where(small, 1.0, sq))
-    k = jnp.where(small, 0.5 - sq / 48.0, jnp.sin(0.5 * theta) / theta)
-    w = jnp.where(small, 1.0 - sq / 8.0, jnp.cos(0.5 * theta))
+    sq = small.dot_last(v, v, keepdims=True)
+    tiny = sq < 1e-8
+    theta = jnp.sqrt(jnp.where(tiny, 1.0, sq))
+    k = jnp.where(tiny, 0.5 - sq / 48.0, jnp.sin(0.5 * theta) / theta)
+    w = jnp.where(tiny, 1.0 - sq / 8.0, jnp.cos(0.5 * theta))
     return jnp.concatenate([v * k, w], axis=-1)
 
 
@@ -178,7 +179,7 @@ def quat_twist_angle(axis: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
     Returns:
         Angles ``(...)`` in radians.
     """
-    return 2.0 * safe_atan2(jnp.sum(axis * q[..., :3], axis=-1), q[..., 3])
+    return 2.0 * safe_atan2(small.dot_last(axis, q[..., :3]), q[..., 3])
 
 
 def quat_to_euler_xyz(q: jnp.ndarray) -> jnp.ndarray:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxart.math import small
+
 _TINY = 1e-30
 
 
@@ -18,7 +20,7 @@ def safe_norm(v: jnp.ndarray, axis: int = -1, keepdims: bool = False) -> jnp.nda
     Returns:
         The norm, with the reduced axis removed unless ``keepdims``.
     """
-    sq = jnp.sum(v * v, axis=axis, keepdims=keepdims)
+    sq = small.sum_axis(v * v, axis, keepdims=keepdims)
     is_zero = sq <= _TINY
     safe_sq = jnp.where(is_zero, 1.0, sq)
     return jnp.where(is_zero, 0.0, jnp.sqrt(safe_sq))
@@ -81,6 +83,6 @@ def inv3(m: jnp.ndarray, eps: float = 1e-12) -> jnp.ndarray:
     c0 = jnp.cross(m[..., 1, :], m[..., 2, :])
     c1 = jnp.cross(m[..., 2, :], m[..., 0, :])
     c2 = jnp.cross(m[..., 0, :], m[..., 1, :])
-    det = jnp.sum(m[..., 0, :] * c0, axis=-1)[..., None, None]
+    det = small.dot_last(m[..., 0, :], c0)[..., None, None]
     det = jnp.where(jnp.abs(det) < eps, jnp.where(det < 0.0, -eps, eps), det)
     return jnp.stack([c0, c1, c2], axis=-1) / det

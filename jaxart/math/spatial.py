@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxart.math import small
+
 
 def twist_point_velocity(twist: jnp.ndarray, ref: jnp.ndarray, point: jnp.ndarray) -> jnp.ndarray:
     """Velocity of ``point`` for a twist whose linear part is measured at ``ref``.
@@ -59,7 +61,7 @@ def spatial_inertia_world(mass: jnp.ndarray, com: jnp.ndarray, inertia: jnp.ndar
     cx = _skew(com)
     eye = jnp.broadcast_to(jnp.eye(3, dtype=com.dtype), cx.shape)
     top = jnp.concatenate([m * eye, -m * cx], axis=-1)
-    bot = jnp.concatenate([m * cx, inertia - m * cx @ cx], axis=-1)
+    bot = jnp.concatenate([m * cx, inertia - m * small.matmul(cx, cx)], axis=-1)
     return jnp.concatenate([top, bot], axis=-2)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxart.sim.builder_equality import EqualityBuilderMixin
 from jaxart.sim.builder_shapes import ShapeBuilderMixin
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
 from jaxart.sim.enums import JOINT_COORD_DOF_COUNT, Axis, BodyFlags, JointTargetMode, JointType
@@ -34,7 +35,7 @@ _DOF_KEYS = (
 )
 
 
-class ModelBuilder(ShapeBuilderMixin):
+class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
     """Builds a :class:`~jaxart.Model` with Newton 1.8's names and keyword arguments.
 
     Args:
@@ -92,6 +93,7 @@ class ModelBuilder(ShapeBuilderMixin):
         self.articulation_end: list[int] = []
         self.articulation_label: list[str] = []
         self._init_shapes()
+        self._init_equality()
 
     # ------------------------------------------------------------------ counts
     @property
@@ -461,7 +463,7 @@ class ModelBuilder(ShapeBuilderMixin):
 
     # ------------------------------------------------------------ composition
     def add_builder(self, builder: ModelBuilder, xform=None, label_prefix: str | None = None) -> None:
-        """Copy another builder's bodies, joints, shapes and articulations into this one.
+        """Copy another builder's bodies, joints, shapes, articulations and constraints into this one.
 
         Args:
             builder: The source builder (unchanged).
@@ -473,7 +475,9 @@ class ModelBuilder(ShapeBuilderMixin):
             raise TypeError(f"add_builder: builder must be a ModelBuilder, got {type(builder).__name__}")
         from jaxart.sim.builder_merge import merge_builder
 
-        merge_builder(self, builder, as_transform(xform, "add_builder: xform"), label_prefix)
+        b0, j0, x = self.body_count, self.joint_count, as_transform(xform, "add_builder: xform")
+        merge_builder(self, builder, x, label_prefix)
+        self._merge_equality(builder, b0, j0, label_prefix, x)
 
     def add_mjcf(self, source, *, xform=None, floating: bool | None = None, parent_body: int = -1, **kwargs):
         """Import an MJCF model (path or XML string) using MuJoCo's own compiler.

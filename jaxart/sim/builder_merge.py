@@ -6,7 +6,8 @@ import copy
 
 import numpy as np
 
-from jaxart.sim.validate import np_transform_mul
+from jaxart.sim.enums import JointType
+from jaxart.sim.validate import np_quat_rotate, np_transform_inverse, np_transform_mul
 
 
 def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
@@ -15,7 +16,10 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
     Args:
         dst: Destination builder (mutated).
         src: Source builder (read only).
-        xform: Transform applied to world-attached content.
+        xform: Transform applied to world-attached content. As in Newton, world-attached FREE roots
+            keep their ``joint_X_p`` and move through their coordinates (``joint_q`` becomes
+            ``(X_p⁻¹ · xform · X_p) · joint_q``, ``joint_qd`` rotated alike); every other
+            world-attached joint gets ``joint_X_p ← xform · joint_X_p``.
         prefix: Optional label prefix (``"<prefix>/<label>"``).
     """
     b0, j0, s0 = dst.body_count, dst.joint_count, dst.shape_count
@@ -46,7 +50,8 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
         dst.joint_parent.append(shift(parent, b0))
         dst.joint_child.append(src.joint_child[j] + b0)
         x_p = src.joint_X_p[j]
-        dst.joint_X_p.append(np_transform_mul(xform, x_p) if parent < 0 else x_p.copy())
+        free_root = parent < 0 and int(src.joint_type[j]) == int(JointType.FREE)
+        dst.joint_X_p.append(np_transform_mul(xform, x_p) if parent < 0 and not free_root else x_p.copy())
         dst.joint_X_c.append(src.joint_X_c[j].copy())
         dst.joint_dof_dim.append(src.joint_dof_dim[j])
         dst.joint_q_start.append(src.joint_q_start[j] + q0)
@@ -55,8 +60,9 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
         dst.joint_enabled.append(src.joint_enabled[j])
         dst.joint_collision_filter_parent.append(src.joint_collision_filter_parent[j])
         dst.joint_articulation.append(shift(src.joint_articulation[j], a0))
-    dst.joint_q.extend(src.joint_q)
-    dst.joint_qd.extend(src.joint_qd)
+    joint_q, joint_qd = _move_free_roots(src, xform)
+    dst.joint_q.extend(joint_q)
+    dst.joint_qd.extend(joint_qd)
     dst.joint_target_q.extend(src.joint_target_q)
     dst.joint_axis.extend(a.copy() for a in src.joint_axis)
     dst.joint_target_mode.extend(src.joint_target_mode)
@@ -79,3 +85,21 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
         if body < 0:
             dst.body_shapes.setdefault(-1, []).append(s + s0)
     dst.shape_collision_filter_pairs.extend((a + s0, b + s0) for a, b in src.shape_collision_filter_pairs)
+    dst.shape_explicit_contact_pairs.extend((a + s0, b + s0) for a, b in src.shape_explicit_contact_pairs)
+
+
+def _move_free_roots(src, xform: np.ndarray) -> tuple[list[float], list[float]]:
+    """``src``'s joint_q/joint_qd with world-attached FREE roots moved by ``xform`` (Newton's rule)."""
+    joint_q, joint_qd = list(src.joint_q), list(src.joint_qd)
+    if np.array_equal(np.asarray(xform, dtype=float), [0, 0, 0, 0, 0, 0, 1]):
+        return joint_q, joint_qd
+    for j in range(src.joint_count):
+        if src.joint_parent[j] >= 0 or int(src.joint_type[j]) != int(JointType.FREE):
+            continue
+        x_p = np.asarray(src.joint_X_p[j], dtype=float)
+        local = np_transform_mul(np_transform_mul(np_transform_inverse(x_p), xform), x_p)
+        q0, d0 = src.joint_q_start[j], src.joint_qd_start[j]
+        joint_q[q0:q0 + 7] = np_transform_mul(local, np.asarray(joint_q[q0:q0 + 7], dtype=float)).tolist()
+        qd = np.asarray(joint_qd[d0:d0 + 6], dtype=float)
+        joint_qd[d0:d0 + 6] = [*np_quat_rotate(local[3:], qd[:3]), *np_quat_rotate(local[3:], qd[3:])]
+    return joint_q, joint_qd

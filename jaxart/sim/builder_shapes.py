@@ -56,6 +56,7 @@ class ShapeBuilderMixin:
         self.shape_label: list[str] = []
         self.shape_source: list[Mesh | None] = []
         self.shape_collision_filter_pairs: list[tuple[int, int]] = []
+        self.shape_explicit_contact_pairs: list[tuple[int, int]] = []
 
     @property
     def shape_count(self) -> int:
@@ -234,3 +235,38 @@ class ShapeBuilderMixin:
             if not 0 <= int(s) < self.shape_count:
                 raise ValueError(f"add_shape_collision_filter_pair: shape index {s} does not exist")
         self.shape_collision_filter_pairs.append((min(shape_a, shape_b), max(shape_a, shape_b)))
+
+    def add_shape_contact_pair(self, shape_a: int, shape_b: int) -> None:
+        """Always test ``shape_a`` against ``shape_b`` for contact (jaxart extension; MJCF ``<contact><pair>``).
+
+        An explicit pair bypasses every broad-phase filter: collision groups (including group 0),
+        ``has_shape_collision``, same-body/parent–child filtering and
+        ``add_shape_collision_filter_pair``, like MuJoCo's explicit pairs bypass ``contype``/
+        ``conaffinity`` and ``<exclude>``. A pair that the group rules already generate is still
+        tested once. Materials are those of the two shapes (averaged as for any contact).
+
+        Args:
+            shape_a: First shape index.
+            shape_b: Second shape index (order is irrelevant; stored as ``(min, max)``).
+
+        Raises:
+            ValueError: A shape index does not exist or is a site, both indices are the same shape, or the
+                pair was already added.
+        """
+        what = "add_shape_contact_pair"
+        idx = []
+        for s in (shape_a, shape_b):
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+                raise ValueError(f"{what}: shape index must be an int, got {s!r}")
+            if not 0 <= int(s) < self.shape_count:
+                raise ValueError(f"{what}: shape index {s} does not exist ({self.shape_count} shapes)")
+            if self.shape_cfg[int(s)].is_site:
+                raise ValueError(f"{what}: shape {self.shape_label[int(s)]!r} is a site; sites never collide")
+            idx.append(int(s))
+        a, b = min(idx), max(idx)
+        if a == b:
+            raise ValueError(f"{what}: a shape cannot be paired with itself (shape {self.shape_label[a]!r})")
+        if (a, b) in self.shape_explicit_contact_pairs:
+            raise ValueError(f"{what}: shapes {self.shape_label[a]!r} and {self.shape_label[b]!r} are already an "
+                             "explicit contact pair")
+        self.shape_explicit_contact_pairs.append((a, b))

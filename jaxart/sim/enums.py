@@ -51,6 +51,14 @@ class GeoType(enum.IntEnum):
     CONVEX_MESH = 10
 
 
+class EqType(enum.IntEnum):
+    """Equality-constraint types (Newton's ``EqType`` values; MuJoCo ``mjEQ_*`` counterparts)."""
+
+    CONNECT = 0
+    WELD = 1
+    JOINT = 2
+
+
 class Axis(enum.IntEnum):
     """Coordinate axes, usable wherever an axis vector is accepted."""
 

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE, SHAPE_FLAG_VISIBLE
+from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
 from jaxart.sim.static import StaticArray
 from jaxart.sim.topology import Topology, build_kinematic_schedule
@@ -90,6 +91,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         shape_material_mu_rolling=arr([c.mu_rolling for c in cfg], (ns,)),
         shape_margin=arr([c.margin for c in cfg], (ns,)),
         shape_gap=arr([builder.rigid_gap if c.gap is None else c.gap for c in cfg], (ns,)),
+        **equality_fields(builder, arr),
         topology=topo,
         schedule=schedule,
         meshes=tuple(builder.shape_source),
@@ -131,6 +133,7 @@ def _topology(b) -> Topology:
         shape_flags=ints(flags),
         shape_collision_group=ints([c.collision_group for c in b.shape_cfg]),
         shape_collision_filter_pairs=ints(b.shape_collision_filter_pairs, (len(b.shape_collision_filter_pairs), 2)),
+        shape_explicit_contact_pairs=ints(b.shape_explicit_contact_pairs, (len(b.shape_explicit_contact_pairs), 2)),
         up_axis=int(b.up_axis),
         body_label=tuple(b.body_label),
         joint_label=tuple(b.joint_label),

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxart.sim.equality import EQUALITY_STATIC_FIELDS, EqualityTopology
 from jaxart.sim.topology import KinematicSchedule, Topology
 
 
@@ -120,8 +121,20 @@ class Model:
         shape_material_mu, shape_material_restitution, shape_material_mu_torsional,
         shape_material_mu_rolling: ``(shape_count,)`` contact material (Newton's meaning).
         shape_margin, shape_gap: ``(shape_count,)`` contact margin / detection gap [m].
+        equality_constraint_anchor: ``(neq, 3)`` anchor point [m]: on body1 (body1 frame) for
+            CONNECT, on body2 (body2 frame) for WELD; zeros for JOINT.
+        equality_constraint_torquescale: ``(neq,)`` WELD angular-residual scale [m]; 0 otherwise.
+        equality_constraint_relpose: ``(neq, 7)`` WELD pose ``(p [m], q_xyzw)`` of body2 relative to
+            body1: ``p`` is where the anchor is held in body1's frame; identity otherwise.
+        equality_constraint_polycoef: ``(neq, 5)`` JOINT coefficients (``q1 = Σ c_k q2^k``, units of
+            the joints); zeros otherwise.
+        constraint_mimic_coef0: ``(nmimic,)`` mimic offset [m or rad] (``q0 = coef0 + coef1 q1``).
+        constraint_mimic_coef1: ``(nmimic,)`` mimic scale.
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
+        equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
+            its fields (``equality_constraint_type/body1/body2/joint1/joint2/enabled/label``,
+            ``constraint_mimic_joint0/joint1/enabled/label`` and the counts) read as ``model.<name>``.
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
     """
 
@@ -163,8 +176,15 @@ class Model:
     shape_material_mu_rolling: jax.Array
     shape_margin: jax.Array
     shape_gap: jax.Array
+    equality_constraint_anchor: jax.Array
+    equality_constraint_torquescale: jax.Array
+    equality_constraint_relpose: jax.Array
+    equality_constraint_polycoef: jax.Array
+    constraint_mimic_coef0: jax.Array
+    constraint_mimic_coef1: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
+    equality: EqualityTopology = struct.field(pytree_node=False)
     meshes: tuple = struct.field(pytree_node=False, default=())
 
     # ----- counts and static structure (numpy views of the topology) -----
@@ -205,8 +225,10 @@ class Model:
 
     def __getattr__(self, name: str) -> Any:
         # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
-        if name.startswith("_") or name in ("topology", "schedule", "meshes"):
+        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality"):
             raise AttributeError(name)
+        if name in EQUALITY_STATIC_FIELDS:
+            return self.equality.get(name)
         if name in _TOPOLOGY_ARRAYS:
             return np.asarray(getattr(self.topology, name))
         if name in ("body_label", "joint_label", "shape_label", "articulation_label"):

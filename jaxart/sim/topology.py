@@ -48,6 +48,10 @@ class Topology(StaticRecord):
         body_label, joint_label, shape_label, articulation_label: Names.
         joint_collision_filter_parent: ``(joint_count,)`` bool; filter contacts between the shapes of
             each joint's parent and child bodies.
+        shape_explicit_contact_pairs: ``(k, 2)`` int32 shape pairs ``(a < b)`` that are always tested for
+            contact, bypassing groups and filters (``add_shape_contact_pair``, MJCF ``<pair>``; a jaxart
+            extension, not Newton's ``shape_contact_pairs``, which is the derived candidate list).
+            ``None`` = no explicit pairs.
     """
 
     body_count: int
@@ -79,6 +83,7 @@ class Topology(StaticRecord):
     shape_label: tuple[str, ...]
     articulation_label: tuple[str, ...]
     joint_collision_filter_parent: StaticArray | None = None
+    shape_explicit_contact_pairs: StaticArray | None = None
 
     def __repr__(self) -> str:
         return (

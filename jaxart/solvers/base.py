@@ -23,5 +23,30 @@ class SolverBase:
             setattr(obj, k, v)
         return obj
 
+    def _reject_equality_constraints(self, model) -> None:
+        """Raise ``NotImplementedError`` for enabled equality/mimic constraints (jaxart-native solvers)."""
+        reject_equality_constraints(model, type(self).__name__)
+
     def notify_model_changed(self, flags: int = 0) -> None:
         """Newton compatibility: nothing is cached between steps, so this is a no-op."""
+
+
+def reject_equality_constraints(model, solver: str) -> None:
+    """Raise when ``model`` has enabled equality or mimic constraints that ``solver`` cannot enforce.
+
+    Args:
+        model: A jaxart :class:`~jaxart.Model`.
+        solver: Solver class name for the message.
+
+    Raises:
+        NotImplementedError: Naming the enabled constraints and pointing at ``SolverMuJoCo``.
+    """
+    eq = getattr(model, "equality", None)
+    if eq is None or not eq.any_enabled:
+        return
+    names = [n for n, on in zip(eq.equality_constraint_label, eq.equality_constraint_enabled.array, strict=True) if on]
+    names += [n for n, on in zip(eq.constraint_mimic_label, eq.constraint_mimic_enabled.array, strict=True) if on]
+    shown = ", ".join(repr(n) for n in names[:5]) + (f", … ({len(names)} total)" if len(names) > 5 else "")
+    raise NotImplementedError(
+        f"{solver}: equality/mimic constraints ({shown}) are not supported by this solver; use "
+        "jaxart.solvers.SolverMuJoCo, or build them with enabled=False to simulate without them")

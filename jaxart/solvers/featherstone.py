@@ -19,7 +19,7 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗
-contacts                                    ✗ unless no contact is active (force model: collision issue)
+contacts                                    ✓ Newton's penalty law (explicit, ``jaxart.contact``) through ``Jᵀ f``
 ==========================================  =====================================================
 
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
@@ -89,6 +89,7 @@ class SolverFeatherstone(SolverBase):
             raise ValueError("SolverFeatherstone: update_mass_matrix_interval must be 1 (the mass matrix is "
                              "recomputed every step)")
         _validate(model, ignore_loop_joints)
+        self._reject_equality_constraints(model)
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive

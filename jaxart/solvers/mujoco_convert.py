@@ -9,7 +9,8 @@ filtering in :mod:`~jaxart.solvers.mujoco_filter`, index bookkeeping in
   D6 → one slide per linear and one hinge per angular axis, named ``<joint>_lin[i]`` /
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
-  DISTANCE joints and loop-closing joints (equality constraints) raise ``NotImplementedError``.
+  DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco_equality`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
   ``joint_q`` (quaternions xyzw → wxyz) and joint ``pos`` is zero, ``axis`` = ``joint_axis``
@@ -25,7 +26,7 @@ filtering in :mod:`~jaxart.solvers.mujoco_filter`, index bookkeeping in
   MuJoCo's stiffness/damping ↔ (timeconst, dampratio) relation ``b = 2/(d·τ)``,
   ``k = d(r)/(d² τ² ζ²)`` with impedance ``d = 1`` — or MuJoCo's default ``(0.02, 1)`` when ke or
   kd ≤ 0; ``margin = shape_margin``; ``gap = 0`` always; filtering via
-  :mod:`jaxart.solvers.mujoco_filter`.
+  :mod:`jaxart.solvers.mujoco_filter`; explicit contact pairs → ``<contact><pair>``.
 * Joint limits ``solref_limit = (−ke, −kd)`` (direct stiffness/damping) when ke > 0; passive
   ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``;
   ``joint_effort_limit`` → ``actfrcrange`` (hinge/slide); ``joint_velocity_limit`` is ignored with
@@ -50,7 +51,8 @@ import numpy as np
 from jaxart.sim.enums import GeoType as G
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco_filter import collision_masks
+from jaxart.solvers.mujoco_equality import add_equalities, loop_joints
+from jaxart.solvers.mujoco_filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco_joints import add_actuators, add_joints
 from jaxart.solvers.mujoco_layout import LayoutRecorder
 from jaxart.solvers.mujoco_shapes import add_shapes, wxyz
@@ -130,12 +132,14 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
         ``(spec, recorder)``; compile the spec and ``recorder.resolve`` the layout.
 
     Raises:
-        NotImplementedError: DISTANCE joints, loop-closing or disabled joints, CONE/HFIELD shapes,
-            BALL joint drives or limits.
+        NotImplementedError: DISTANCE joints, orphan or disabled tree joints, unsupported loop-closing
+            joints (see :mod:`~jaxart.solvers.mujoco_equality`), CONE/HFIELD shapes, BALL joint drives
+            or limits.
         ValueError: A FREE joint with a non-world parent, a plane on a moving body.
     """
     h = _Host(model)
     _check_joints(h)
+    loops = loop_joints(h)
     spec = mujoco.MjSpec()
     spec.compiler.degree = False
     spec.modelname = "jaxart"
@@ -152,10 +156,12 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     add_shapes(spec, spec.worldbody, h, -1, _IDENT, masks)
     for a, bb in masks.exclude_bodies:
         spec.add_exclude(bodyname1="world" if a < 0 else h.body_label[a], bodyname2=h.body_label[bb])
+    add_contact_pairs(spec, h)
     if masks.uncovered_pairs:
         warnings.warn(f"SolverMuJoCo: {masks.uncovered_pairs} filtered shape pairs cannot be expressed with "
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
     add_actuators(spec, h, rec)
+    add_equalities(spec, h, body_joint, rec, loops)
     return spec, rec
 
 
@@ -167,8 +173,7 @@ def _check_joints(h: _Host) -> None:
         if int(h.jtype[j]) == JointType.DISTANCE:
             raise NotImplementedError(f"{what}: DISTANCE joints have no MuJoCo equivalent in the mapping tables")
         if art[j] < 0:
-            raise NotImplementedError(f"{what} is loop-closing (outside every articulation); equality constraints "
-                                      "are not part of jaxart's Model yet")
+            continue  # loop-closing (or orphan) joints: mujoco_equality.loop_joints
         if not enabled[j]:
             raise NotImplementedError(f"{what} is disabled; MuJoCo has no disabled joints")
         if int(h.jtype[j]) == JointType.FREE and h.parent[j] >= 0:
@@ -178,9 +183,10 @@ def _check_joints(h: _Host) -> None:
 
 def _tree_order(h: _Host):
     """Depth-first body order (children in joint order); warns when joints are not depth-first."""
-    body_joint = {int(h.child[j]): j for j in range(h.topo.joint_count)}
+    tree = [j for j in range(h.topo.joint_count) if h.topo.joint_articulation.array[j] >= 0]
+    body_joint = {int(h.child[j]): j for j in tree}
     children: dict[int, list[int]] = {}
-    for j in range(h.topo.joint_count):
+    for j in tree:
         children.setdefault(int(h.parent[j]), []).append(int(h.child[j]))
     roots = [b for b in range(h.topo.body_count) if b not in body_joint]
     order: list[int] = []

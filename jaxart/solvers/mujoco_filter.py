@@ -9,6 +9,10 @@ body-level ``<exclude>`` when every shape pair of the two bodies is filtered; an
 counted as *uncovered* (a warning names how many). More than 32 colours: shapes of colour ≥ 32 fall
 back to MuJoCo's defaults ``contype = conaffinity = 1`` (they then collide with everything), as in
 Newton.
+
+Explicit contact pairs (``topology.shape_explicit_contact_pairs``, a jaxart extension) become MuJoCo
+``<contact><pair>`` elements (:func:`add_contact_pairs`), which MuJoCo tests regardless of
+``contype``/``conaffinity``/``<exclude>`` and without duplicating a dynamic contact of the same geoms.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE
+from jaxart.solvers.mujoco_shapes import solref_from_ke_kd
 
 MAX_COLORS = 32
 
@@ -128,3 +133,32 @@ def _mujoco_would_collide(contype: np.ndarray, conaff: np.ndarray, shape_body: n
 def _signed32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >= (1 << 31) else v
+
+
+def add_contact_pairs(spec, h) -> int:
+    """Add one MuJoCo ``<pair>`` per explicit jaxart contact pair; returns how many.
+
+    Pair parameters reproduce jaxart's contact materials for that pair: ``friction`` = the mean of
+    the two shapes' ``(mu, mu, mu_torsional, mu_rolling, mu_rolling)`` and ``solref`` from the mean
+    ``ke``/``kd`` (jaxart averages materials per contact, where MuJoCo's dynamic contacts take the
+    maximum friction), ``margin`` = the larger shape margin (MuJoCo's dynamic rule), ``gap`` = 0 and
+    ``condim`` = 3, as for the exported geoms.
+
+    Args:
+        spec: The ``mujoco.MjSpec`` being built (geoms named by shape label already added).
+        h: The converter's host copy of the model (``_Host``).
+    """
+    pairs = getattr(h.topo, "shape_explicit_contact_pairs", None)
+    if pairs is None:
+        return 0
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    for a, b in pairs:
+        mu = 0.5 * (h.shape_material_mu[a] + h.shape_material_mu[b])
+        tors = 0.5 * (h.shape_material_mu_torsional[a] + h.shape_material_mu_torsional[b])
+        roll = 0.5 * (h.shape_material_mu_rolling[a] + h.shape_material_mu_rolling[b])
+        ke = 0.5 * (h.shape_material_ke[a] + h.shape_material_ke[b])
+        kd = 0.5 * (h.shape_material_kd[a] + h.shape_material_kd[b])
+        spec.add_pair(geomname1=h.shape_label[a], geomname2=h.shape_label[b], condim=3,
+                      friction=[mu, mu, tors, roll, roll], solref=list(solref_from_ke_kd(float(ke), float(kd))),
+                      margin=float(max(h.shape_margin[a], h.shape_margin[b])), gap=0.0)
+    return len(pairs)

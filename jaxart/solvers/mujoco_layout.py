@@ -78,6 +78,7 @@ class LayoutRecorder:
         self.vel_act: list[tuple[str, int]] = []  # (actuator name, dof index)
         self.ball_act: list[tuple[str, int, int]] = []  # (actuator name, quaternion coord start, axis)
         self.body: dict[int, str] = {}
+        self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
 
     def resolve(self, mj_model, body_count: int) -> MjLayout:
         """Turn names into MuJoCo indices."""

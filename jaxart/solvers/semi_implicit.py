@@ -82,6 +82,7 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
+        self._reject_equality_constraints(model)
         self.model = model
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)
