@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.kinematics.joints import joint_motion
-from jaxart.kinematics.tree import compose_down
+from jaxart.kinematics.fk import fk_frames_soa
 from jaxart.math import (
     cross_motion,
     quat_mul,
@@ -32,10 +32,9 @@ from jaxart.math import (
     quat_rotate,
     quat_to_matrix,
     small,
+    soa,
     spatial_inertia_world,
-    transform_identity,
     transform_inverse,
-    transform_mul,
     transform_point,
 )
 
@@ -79,27 +78,36 @@ def dof_columns(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray):
     """
     sch = model.schedule
     n, nd = model.body_count, model.joint_dof_count
-    tj = sch.tree_joint.array
-    child = model.topology.joint_child.array[tj]
-    motion = joint_motion(model, joint_q, jnp.zeros((nd,), joint_q.dtype))
-    x_p, x_c = model.joint_X_p[tj], model.joint_X_c[tj]
-    local = transform_mul(transform_mul(x_p, motion.X_j), transform_inverse(x_c))
-    ident = transform_identity(body_q_base.dtype)[None]
-    world = compose_down(sch, jnp.concatenate([body_q_base, ident], axis=0).at[child].set(local))
-    body_q = world[:n]
-    com = transform_point(body_q, model.body_com)
-    x_wpa = transform_mul(world[sch.body_parent.array[child]], x_p)
-    anchor = transform_mul(x_wpa, motion.X_j)[:, :3]
-    ref = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], com[child], anchor)
-    rot = x_wpa[:, None, 3:]
-    lin_w = quat_rotate(rot, motion.lin_axes)
-    ang_w = quat_rotate(rot, motion.ang_axes)
-    s_lin = jnp.concatenate([lin_w, jnp.zeros_like(lin_w)], axis=-1)
-    s_ang = jnp.concatenate([jnp.cross(ref[:, None, :], ang_w), ang_w], axis=-1)
-    cols = jnp.zeros((nd + 1, 6), joint_q.dtype)
-    cols = cols.at[sch.lin_qd.array].set(s_lin).at[sch.ang_qd.array].set(s_ang)
-    cols = cols.at[nd].set(0.0)
-    return cols, (body_q, com)
+    dt = joint_q.dtype
+    fr = fk_frames_soa(model, joint_q, jnp.zeros((nd,), dt), body_q_base)
+    rot = fr.x_wpa[1]
+    zero = jnp.zeros_like(fr.ref[0])
+    lin = [soa.qrot(rot, a) for a in fr.motion.lin_axes]
+    ang = [soa.qrot(rot, a) for a in fr.motion.ang_axes]
+    s_lin = [(*a, zero, zero, zero) for a in lin]  # 6 components per axis slot, (t,) each
+    s_ang = [(*soa.cross(fr.ref, a), *a) for a in ang]
+    rows = _dof_rows(sch, nd)
+
+    def column(c: int) -> jnp.ndarray:  # component c of every DOF column, ordered like lin_qd/ang_qd.ravel()
+        flat = [jnp.stack([s[k][c] for k in range(3)], axis=-1).reshape(*zero.shape[:-1], -1) for s in (s_lin, s_ang)]
+        return jnp.concatenate([*flat, jnp.zeros((*zero.shape[:-1], 1), dt)], axis=-1)[..., rows]
+
+    cols = jnp.stack([column(c) for c in range(6)], axis=-1)
+    body_q = soa.from_transform(soa.take(fr.world, slice(0, n)))
+    return cols, (body_q, soa.stack(*fr.com_w))
+
+
+def _dof_rows(sch, nd: int) -> np.ndarray:
+    """Static ``(nd + 1,)`` row of each DOF in ``concat(lin axes (t·3), ang axes (t·3), zero)``.
+
+    A gather instead of scattering the axis columns into place: XLA:CPU scatters are serial loops.
+    """
+    lin, ang = sch.lin_qd.array.ravel(), sch.ang_qd.array.ravel()
+    rows = np.full(nd + 1, len(lin) + len(ang), dtype=np.int32)
+    for offset, idx in ((0, lin), (len(lin), ang)):
+        valid = idx < nd
+        rows[idx[valid]] = offset + np.flatnonzero(valid)
+    return rows
 
 
 def coord_rates(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> jnp.ndarray:

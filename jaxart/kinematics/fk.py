@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,6 +14,25 @@ from jaxart.kinematics.tree import accumulate_down, compose_down
 from jaxart.math import soa
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.model import State
+
+
+class FrameTerms(NamedTuple):
+    """Pose-level FK quantities, all SoA (component tuples with the body/joint axis last).
+
+    Attributes:
+        motion: :class:`~jaxart.kinematics.joints.JointMotionSoA` of the tree joints.
+        world: ``(n + 1)`` world transforms of the bodies (last = world identity).
+        com_w: ``(n)`` world COM positions.
+        x_wpa: ``(t)`` world transforms of each tree joint's parent anchor frame.
+        ref: ``(t)`` world reference point of each joint's linear velocity (child anchor, or
+            child COM for FREE/DISTANCE).
+    """
+
+    motion: tuple
+    world: tuple
+    com_w: tuple
+    x_wpa: tuple
+    ref: tuple
 
 
 def eval_fk(model, joint_q, joint_qd, state: State | None = None, mask=None, indices=None,
@@ -80,6 +101,39 @@ def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
     return body_q, soa.stack(*v_com, *omega)
 
 
+def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
+    """SoA pose part of forward kinematics (shared by FK and the dynamics' motion columns).
+
+    Args:
+        model: The model.
+        joint_q: Coordinates.
+        joint_qd: Velocities (only ``motion.v``/``motion.w`` depend on them).
+        body_q_base: ``(n, 7)`` poses used for bodies without a tree joint.
+
+    Returns:
+        A :class:`FrameTerms`.
+    """
+    sch = model.schedule
+    n = model.body_count
+    tj = sch.tree_joint.array
+    child = model.topology.joint_child.array[tj]
+    mo = joint_motion_soa(model, joint_q, joint_qd)
+    x_p = soa.to_transform(model.joint_X_p[tj])
+    x_c = soa.to_transform(model.joint_X_c[tj])
+    local = soa.tmul(soa.tmul(x_p, mo.X_j), soa.tinv(x_c))
+    base = soa.to_transform(body_q_base)
+    dt = body_q_base.dtype
+    ident = ((_z(dt),) * 3, (_z(dt),) * 3 + (jnp.ones((1,), dt),))
+    slots = body_slots(sch)
+    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], local, base, ident)
+    world = compose_down(sch, stacked)
+    com_w = soa.tpoint(soa.take(world, slice(0, n)), soa.unstack(model.body_com))
+    x_wpa = soa.tmul(soa.take(world, sch.body_parent.array[child]), x_p)
+    anchor = soa.tpoint(x_wpa, mo.X_j[0])
+    ref = soa.where(jnp.asarray(sch.is_com_ref.array), soa.take(com_w, child), anchor)
+    return FrameTerms(mo, world, com_w, x_wpa, ref)
+
+
 def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
     """SoA forward kinematics core.
 
@@ -88,32 +142,18 @@ def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
         ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, all SoA.
     """
     sch = model.schedule
-    n = model.body_count
-    tj = sch.tree_joint.array
-    child = model.topology.joint_child.array[tj]
-    slots = body_slots(sch)
-    mo = joint_motion_soa(model, joint_q, joint_qd)
-    x_p = soa.to_transform(model.joint_X_p[tj])
-    x_c = soa.to_transform(model.joint_X_c[tj])
-    local = soa.tmul(soa.tmul(x_p, mo.X_j), soa.tinv(x_c))
-    base = soa.to_transform(body_q_base)
-    dt = body_q_base.dtype
-    ident = ((_z(dt),) * 3, (_z(dt),) * 3 + (jnp.ones((1,), dt),))
-    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], local, base, ident)
-    world = compose_down(sch, stacked)
-    com_w = soa.tpoint(soa.take(world, slice(0, n)), soa.unstack(model.body_com))
+    fr = fk_frames_soa(model, joint_q, joint_qd, body_q_base)
     # joint twists referenced at the world origin: (v_ref - w x r, w)
-    x_wpa = soa.tmul(soa.take(world, sch.body_parent.array[child]), x_p)
-    w = soa.qrot(x_wpa[1], mo.w)
-    v = soa.qrot(x_wpa[1], mo.v)
-    anchor = soa.tpoint(x_wpa, mo.X_j[0])
-    ref = soa.where(jnp.asarray(sch.is_com_ref.array), soa.take(com_w, child), anchor)
-    twist_j = (soa.sub(v, soa.cross(w, ref)), w)
+    w = soa.qrot(fr.x_wpa[1], fr.motion.w)
+    v = soa.qrot(fr.x_wpa[1], fr.motion.v)
+    twist_j = (soa.sub(v, soa.cross(w, fr.ref)), w)
     bv, bw = soa.unstack(body_qd_base[..., :3]), soa.unstack(body_qd_base[..., 3:])
-    twist_b = (soa.sub(bv, soa.cross(bw, com_w)), bw)
+    twist_b = (soa.sub(bv, soa.cross(bw, fr.com_w)), bw)
+    dt = body_q_base.dtype
     zero = ((_z(dt),) * 3, (_z(dt),) * 3)
+    slots = body_slots(sch)
     twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], twist_j, twist_b, zero)
-    return world, accumulate_down(sch, twists), com_w
+    return fr.world, accumulate_down(sch, twists), fr.com_w
 
 
 def _z(dt):
