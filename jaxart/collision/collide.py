@@ -96,8 +96,18 @@ def _check_supported(model, groups: tuple[PairGroup, ...]) -> None:
         raise NotImplementedError(
             "collide: no narrow phase for shape pairs " + "; ".join(parts)
             + ". Exclude them with collision groups, ShapeConfig(has_shape_collision=False) or "
-            "add_shape_collision_filter_pair."
+            "add_shape_collision_filter_pair." + _hfield_hint(labels, missing)
         )
+
+
+def _hfield_hint(labels, missing) -> str:
+    """Extra advice naming the heightfield shapes among unsupported pairs (none: empty)."""
+    names = sorted({labels[int(s)] for g in missing for t, shapes in ((g.type_a, g.shape_a), (g.type_b, g.shape_b))
+                    if t == G.HFIELD for s in shapes})
+    if not names:
+        return ""
+    return (f" Heightfield shapes {names} have no contacts in jaxart's collision pipeline; simulate them with "
+            "SolverMuJoCo (MuJoCo's heightfield contacts).")
 
 
 def _mesh_arrays(model, shapes: np.ndarray, dtype):

@@ -24,6 +24,7 @@ actuatorfrcrange              ``effort_limit``
 position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
                               (:mod:`jaxart.io.mjcf_actuators`)
 geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf_shapes`)
+hfield assets                 ``Heightfield`` shapes for world-body hfield geoms (compiled data)
 contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
                               solref/margin differing from the shapes' are reported) / filter pairs
 equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
@@ -32,7 +33,7 @@ qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xy
 ============================  ==========================================================================
 
 Unsupported features (tendons, tendon/flex/site equalities, sensors, per-pair contact parameters, keyframes,
-heightfields, flexes, other actuators, ball cone limits, off-axis gravity, …) are collected and
+heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis gravity, …) are collected and
 reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder is touched).
 """
 
@@ -139,8 +140,11 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
     issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
     issues += pair_issues(m, min_timeconst=_min_timeconst(m))
-    issues += [f"geom {m.geom(g).name or g!r}: heightfield/SDF geometry" for g in range(m.ngeom)
-               if int(m.geom_type[g]) in (int(mujoco.mjtGeom.mjGEOM_HFIELD), int(mujoco.mjtGeom.mjGEOM_SDF))]
+    issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
+               if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_SDF)]
+    issues += [f"geom {m.geom(g).name or g!r}: heightfield not on the world (jaxart heightfields are static; "
+               "skipped)" for g in range(m.ngeom) if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_HFIELD)
+               and (int(m.geom_bodyid[g]) != 0 or int(parent_body) >= 0)]
     if issues and strict:
         raise ValueError(f"add_mjcf({what}): strict=True and the model uses features jaxart cannot represent: "
                          + "; ".join(issues))

@@ -30,6 +30,7 @@ from jaxart.io.mjcf_math import pose, solref_gains
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType
+from jaxart.sim.heightfield import Heightfield
 
 GEOM_TYPES = {
     int(mujoco.mjtGeom.mjGEOM_PLANE): GeoType.PLANE,
@@ -39,6 +40,7 @@ GEOM_TYPES = {
     int(mujoco.mjtGeom.mjGEOM_CYLINDER): GeoType.CYLINDER,
     int(mujoco.mjtGeom.mjGEOM_BOX): GeoType.BOX,
     int(mujoco.mjtGeom.mjGEOM_MESH): GeoType.MESH,
+    int(mujoco.mjtGeom.mjGEOM_HFIELD): GeoType.HFIELD,
 }
 
 
@@ -50,7 +52,7 @@ def _scale(s: np.ndarray, geo: GeoType) -> tuple[float, float, float]:
         return (float(s[0]), 0.0, 0.0)
     if geo in (GeoType.CAPSULE, GeoType.CYLINDER):
         return (float(s[0]), float(s[1]), 0.0)
-    if geo == GeoType.MESH:
+    if geo in (GeoType.MESH, GeoType.HFIELD):
         return (1.0, 1.0, 1.0)
     return (float(s[0]), float(s[1]), float(s[2]))
 
@@ -60,6 +62,19 @@ def _mesh(m, g: int) -> Mesh:
     v0, nv = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
     f0, nf = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
     return Mesh(m.mesh_vert[v0:v0 + nv].astype(np.float64), m.mesh_face[f0:f0 + nf].astype(np.int64))
+
+
+def _hfield(m, g: int) -> Heightfield:
+    """Compiled ``<hfield>`` of geom ``g`` → :class:`Heightfield` (inverse of SolverMuJoCo's normalisation).
+
+    MuJoCo's surface is ``z = data · size_z`` above the geom origin (row 0 at ``-size_y``), so the
+    elevations ``data · size_z`` give ``min_z``/``max_z`` directly; ``size_base`` becomes ``base``.
+    """
+    k = int(m.geom_dataid[g])
+    nrow, ncol, adr = int(m.hfield_nrow[k]), int(m.hfield_ncol[k]), int(m.hfield_adr[k])
+    size = np.asarray(m.hfield_size[k], np.float64)
+    data = np.asarray(m.hfield_data[adr:adr + nrow * ncol], np.float64).reshape(nrow, ncol)
+    return Heightfield(data * size[2], hx=float(size[0]), hy=float(size[1]), base=float(size[3]))
 
 
 def _tree_mass(m, b: int) -> float:
@@ -83,7 +98,7 @@ def geom_config(m, g: int, *, min_timeconst: float) -> ShapeConfig:
 
 
 def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float) -> dict[int, int]:
-    """Add every representable geom as a shape (heightfields/SDFs are skipped; the importer reports them).
+    """Add every representable geom as a shape (SDFs and heightfields not on the world are skipped and reported).
 
     Args:
         builder: Target builder.
@@ -102,10 +117,12 @@ def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float) -> dict[in
         if geo is None:
             continue
         body, x = body_of(int(m.geom_bodyid[g]), pose(m.geom_pos[g], m.geom_quat[g]))
-        src = _mesh(m, g) if geo == GeoType.MESH else None
+        if geo == GeoType.HFIELD and body != -1:
+            continue  # jaxart heightfields are static world shapes
+        src = _mesh(m, g) if geo == GeoType.MESH else _hfield(m, g) if geo == GeoType.HFIELD else None
         shapes[g] = builder.add_shape(body=body, type=geo, xform=x, cfg=geom_config(m, g, min_timeconst=min_timeconst),
-                                      scale=_scale(m.geom_size[g], geo), src=src, is_static=geo == GeoType.PLANE,
-                                      label=label_of(name))
+                                      scale=_scale(m.geom_size[g], geo), src=src,
+                                      is_static=geo in (GeoType.PLANE, GeoType.HFIELD), label=label_of(name))
     return shapes
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType
+from jaxart.sim.heightfield import Heightfield, check_heightfield_shape
 from jaxart.sim.inertia import combine_mass, shape_mass_properties
 from jaxart.sim.validate import (
     as_array,
@@ -54,7 +55,7 @@ class ShapeBuilderMixin:
         self.shape_scale: list[np.ndarray] = []
         self.shape_cfg: list[ShapeConfig] = []
         self.shape_label: list[str] = []
-        self.shape_source: list[Mesh | None] = []
+        self.shape_source: list[Mesh | Heightfield | None] = []
         self.shape_collision_filter_pairs: list[tuple[int, int]] = []
         self.shape_explicit_contact_pairs: list[tuple[int, int]] = []
 
@@ -64,7 +65,7 @@ class ShapeBuilderMixin:
         return len(self.shape_type)
 
     def add_shape(self, *, body: int, type: int, xform=None, cfg: ShapeConfig | None = None, scale=None,
-                  src: Mesh | None = None, is_static: bool = False, color=None, opacity=None,
+                  src: Mesh | Heightfield | None = None, is_static: bool = False, color=None, opacity=None,
                   label: str | None = None, custom_attributes: dict | None = None) -> int:
         """Add a shape of any :class:`GeoType` to ``body`` (−1 = static world shape).
 
@@ -74,7 +75,7 @@ class ShapeBuilderMixin:
             xform: Shape pose in the body frame (world frame for ``body=-1``).
             cfg: :class:`ShapeConfig`; defaults to ``default_shape_cfg``.
             scale: Geometry parameters (see ``Model.shape_scale``).
-            src: :class:`Mesh` for MESH/CONVEX_MESH shapes.
+            src: :class:`Mesh` for MESH/CONVEX_MESH shapes, :class:`Heightfield` for HFIELD (``body=-1``).
             is_static: Static shapes add no mass.
             color, opacity: Accepted for API compatibility (no renderer).
             label: Unique name (defaults to ``shape_<index>``).
@@ -100,6 +101,7 @@ class ShapeBuilderMixin:
         s = np.zeros(3) if scale is None else as_vec3(scale, f"{what}: scale")
         if geo in (GeoType.MESH, GeoType.CONVEX_MESH) and not isinstance(src, Mesh):
             raise TypeError(f"{what}: mesh shapes need src=jaxart.Mesh(vertices, indices)")
+        check_heightfield_shape(geo, body, src, what)
         self._check_scale(geo, s, what)
         x = as_transform(xform, f"{what}: xform")
         self.shape_type.append(int(geo))
@@ -117,7 +119,7 @@ class ShapeBuilderMixin:
     @staticmethod
     def _check_scale(geo: GeoType, s: np.ndarray, what: str) -> None:
         need = {GeoType.SPHERE: 1, GeoType.CAPSULE: 2, GeoType.CYLINDER: 2, GeoType.CONE: 2,
-                GeoType.BOX: 3, GeoType.ELLIPSOID: 3, GeoType.MESH: 3, GeoType.CONVEX_MESH: 3}
+                GeoType.BOX: 3, GeoType.ELLIPSOID: 3, GeoType.MESH: 3, GeoType.CONVEX_MESH: 3, GeoType.HFIELD: 3}
         k = need.get(geo, 0)
         if np.any(s[:k] <= 0.0):
             raise ValueError(f"{what}: size parameters must be > 0, got {s[:k].tolist()}")
@@ -194,6 +196,18 @@ class ShapeBuilderMixin:
         s = (1.0, 1.0, 1.0) if scale is None else scale
         return self.add_shape(body=body, type=GeoType.MESH, xform=xform, cfg=cfg, scale=s, src=mesh, label=label,
                               custom_attributes=custom_attributes)
+
+    def add_shape_heightfield(self, *, body: int = -1, xform=None, heightfield: Heightfield | None = None,
+                              scale=None, cfg=None, color=None, opacity=None, label: str | None = None,
+                              custom_attributes=None) -> int:
+        """Static heightfield (2D elevation grid, :class:`~jaxart.sim.heightfield.Heightfield`); massless.
+
+        ``scale`` multiplies ``(hx, hy)`` and ``(min_z, max_z)`` (Newton's per-instance scale); ``body``
+        must be −1 (heightfields are static). ``xform`` places the grid frame in the world.
+        """
+        s = (1.0, 1.0, 1.0) if scale is None else scale
+        return self.add_shape(body=body, type=GeoType.HFIELD, xform=xform, cfg=cfg, scale=s, src=heightfield,
+                              is_static=True, label=label, custom_attributes=custom_attributes)
 
     def add_shape_plane(self, plane=(0.0, 0.0, 1.0, 0.0), *, xform=None, width: float = 10.0,
                         length: float = 10.0, body: int = -1, cfg=None, color=None, opacity=None,

@@ -21,7 +21,8 @@ filtering in :mod:`~jaxart.solvers.mujoco_filter`, index bookkeeping in
   massless bodies). Bodies without a tree joint become static children of the world.
 * Geoms: SPHERE, CAPSULE, CYLINDER, BOX, ELLIPSOID, PLANE (world body only; infinite planes are
   rendered 5 × 5), MESH / CONVEX_MESH → ``mjGEOM_MESH`` (non-convex meshes are convex-hulled by
-  MuJoCo; a warning says so). CONE and HFIELD raise ``NotImplementedError``. Sites → MuJoCo sites.
+  MuJoCo; a warning says so), HFIELD → ``mjGEOM_HFIELD`` (:mod:`~jaxart.solvers.mujoco_hfield`: data
+  normalised to [0, 1], origin shifted by ``min_z``). CONE raises ``NotImplementedError``. Sites → MuJoCo sites.
 * Contact: ``friction = (mu, mu_torsional, mu_rolling)``; ``solref = (2/kd, kd / (2 √ke))`` —
   MuJoCo's stiffness/damping ↔ (timeconst, dampratio) relation ``b = 2/(d·τ)``,
   ``k = d(r)/(d² τ² ζ²)`` with impedance ``d = 1`` — or MuJoCo's default ``(0.02, 1)`` when ke or
@@ -133,7 +134,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
 
     Raises:
         NotImplementedError: DISTANCE joints, orphan or disabled tree joints, unsupported loop-closing
-            joints (see :mod:`~jaxart.solvers.mujoco_equality`), CONE/HFIELD shapes, BALL joint drives
+            joints (see :mod:`~jaxart.solvers.mujoco_equality`), CONE shapes, BALL joint drives
             or limits.
         ValueError: A FREE joint with a non-world parent, a plane on a moving body.
     """
