@@ -162,6 +162,24 @@ def main() -> None:
         results["runs"].append(entry)
         print(json.dumps(entry), flush=True)
     print(json.dumps(results, indent=2))
+    _print_summary(results["runs"])
+
+
+def _print_summary(runs: list[dict]) -> None:
+    """The table: per-world step times, overheads and ratios (> 1 means the first is faster)."""
+    from common import print_table
+
+    rows = []
+    for r in runs:
+        b = r["batch"]
+        fs = r.get("featherstone") or {}
+        t_fs = fs.get("step_ms_min", float("nan")) * 1e3 / b
+        rows.append([b, r["solver"], r["raw_step_ms_min"] * 1e3 / b, r["bridge_step_ms_min"] * 1e3 / b,
+                     r["bridge_nofk_step_ms_min"] * 1e3 / b, r["overhead_bridge_pct"], r["overhead_bridge_nofk_pct"],
+                     t_fs, r["bridge_step_ms_min"] * 1e3 / b / t_fs, r["raw_compile_s"], r["bridge_compile_s"]])
+    header = ["batch", "mjx solver", "raw mjx µs", "bridge µs", "bridge no-FK µs", "overhead %", "no-FK overhead %",
+              "featherstone µs", "bridge/featherstone", "compile raw s", "compile bridge s"]
+    print_table("SolverMuJoCo bridge vs raw mjx.step, per world and step", header, rows)
 
 
 if __name__ == "__main__":
