@@ -281,8 +281,8 @@ def test_gradients_through_20_steps_match_finite_differences():
 # ------------------------------------------------------------------ API details
 def test_errors_and_save_to_mjcf(pendulum, tmp_path):
     model, solver = pendulum
-    with pytest.raises(NotImplementedError, match="collision issue"):
-        jaxart.solvers.SolverMuJoCo(model, use_mujoco_contacts=False)
+    with pytest.raises(NotImplementedError, match="RK4"):
+        jaxart.solvers.SolverMuJoCo(model, integrator="rk4", use_mujoco_contacts=False)
     st = initial_state(model)
     ignored = solver.step(st, None, object(), DT)  # MuJoCo detects contacts itself, as in Newton
     np.testing.assert_array_equal(ignored.joint_q, solver.step(st, None, None, DT).joint_q)

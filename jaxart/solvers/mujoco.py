@@ -15,9 +15,12 @@ grad (reverse mode)     contact-free models: any options. With contacts or limit
                         search is a fixed-length scan), so pass ``iterations=1`` (and a modest
                         ``ls_iterations``) to differentiate through contacts.
 contacts                MuJoCo's collision detection (``use_mujoco_contacts=True``; the
-                        ``contacts`` argument of ``step`` is ignored, as in Newton);
-                        ``use_mujoco_contacts=False`` raises ``NotImplementedError`` until
-                        jaxart's collision pipeline can feed MJX.
+                        ``contacts`` argument of ``step`` is ignored, as in Newton), or
+                        ``use_mujoco_contacts=False``: the ``Contacts`` from ``model.collide``
+                        are fed to MJX's constraint solver (MJX's collision stage replaced,
+                        :mod:`jaxart.solvers.mujoco_contacts`; Euler / implicit-fast only,
+                        one condim for all rows, geom-pair material mixing, no ``<pair>``
+                        overrides).
 solver warm start       none between steps (each step starts from ``qacc_smooth``).
 gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
@@ -40,6 +43,7 @@ from mujoco import mjx
 
 from jaxart.kinematics import eval_fk
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.mujoco_contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco_convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco_equality import apply_equality_data, keep_unmapped
 from jaxart.solvers.mujoco_layout import MjLayout
@@ -71,7 +75,9 @@ class SolverMuJoCo:
             mass-matrix layout. Batched (``vmap``) stepping on CPU: prefer ``solver="cg"``,
             ``integrator="euler"`` and ``jacobian="sparse"`` — MJX then avoids LAPACK Cholesky
             calls, whose batched XLA CPU kernel was seen to deadlock on small machines.
-        use_mujoco_contacts: Use MuJoCo's collision detection (``False`` is not available yet).
+        use_mujoco_contacts: Use MuJoCo's collision detection (default). ``False``: ``step`` takes
+            the :class:`~jaxart.Contacts` of jaxart's collision pipeline (``model.collide``) and
+            runs MJX's constraint solver on them (integrator ``"euler"`` or ``"implicitfast"``).
         save_to_mjcf: Optional path; the converted model is written there as MJCF.
         timestep: Default step size stored in the MuJoCo model [s] (``step`` overrides it with
             its ``dt``).
@@ -88,7 +94,8 @@ class SolverMuJoCo:
         options: Resolved solver options.
 
     Raises:
-        NotImplementedError: ``use_mujoco_contacts=False`` or a model feature without mapping.
+        NotImplementedError: A model feature without mapping, or ``use_mujoco_contacts=False`` with
+            the ``rk4``/``implicit`` integrator.
         ValueError: Bad option values, or MuJoCo rejected the converted model.
     """
 
@@ -100,9 +107,6 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
-        if not use_mujoco_contacts:
-            raise NotImplementedError("SolverMuJoCo(use_mujoco_contacts=False): jaxart contacts arrive with the "
-                                      "collision issue")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -119,7 +123,15 @@ class SolverMuJoCo:
         self.mjx_model = mjx.put_model(self.mj_model)
         self._data0 = mjx.make_data(self.mjx_model)
         self.update_body_state = bool(update_body_state)
-        self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state))
+        self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step))
+        self.use_mujoco_contacts = bool(use_mujoco_contacts)
+        self._contact_bridge = None
+        if not self.use_mujoco_contacts:
+            self._contact_bridge = ContactBridge.build(self.mj_model, self.mjx_model, self._data0,
+                                                       model.topology.shape_label)
+            self._step_contacts = jax.jit(functools.partial(
+                _step, self.layout, self.update_body_state,
+                functools.partial(mjx_step_with_contacts, self._contact_bridge)))
         if save_to_mjcf is not None:
             self.save_to_mjcf(save_to_mjcf)
 
@@ -130,18 +142,28 @@ class SolverMuJoCo:
         Jittable and vmappable over a leading batch axis of ``state``/``control``. ``body_f``
         (world wrenches at COMs) is applied for this step. As in Newton with
         ``use_mujoco_contacts=True``, MuJoCo detects contacts itself and ``contacts`` is ignored
-        (pass ``None`` or the output of ``model.collide``).
+        (pass ``None`` or the output of ``model.collide``). With ``use_mujoco_contacts=False``
+        ``contacts`` (``model.collide(state)`` at this state's ``body_q``) replaces MJX's collision;
+        keep ``update_body_state=True`` so ``body_q`` stays current for ``model.collide``.
 
         Args:
             state: Current state.
             control: Drive targets and generalized forces (``model.control()`` when ``None``).
-            contacts: Ignored (MuJoCo's collision pipeline is used).
+            contacts: Ignored with MuJoCo's collision pipeline; a :class:`~jaxart.Contacts`
+                (any capacity) with ``use_mujoco_contacts=False``.
             dt: Step size [s] (replaces ``mjx_model.opt.timestep``; traced, no recompile).
+
+        Raises:
+            ValueError: ``contacts`` is ``None`` with ``use_mujoco_contacts=False``.
+            TypeError: ``contacts`` is not a ``Contacts`` with ``use_mujoco_contacts=False``.
         """
-        del contacts  # MuJoCo's own collision detection (use_mujoco_contacts=True)
         if control is None:
             control = self.model.control()
-        return self._step(self.model, self.mjx_model, self._data0, state, control, dt)
+        if self._contact_bridge is None:
+            return self._step(self.model, self.mjx_model, self._data0, state, control, dt)
+        contacts = check_contacts(contacts)
+        data0 = self._contact_bridge.data_for(contacts.capacity)
+        return self._step_contacts(self.model, self.mjx_model, data0, state, control, dt, contacts)
 
     def to_mjx_data(self, state: State, control: Control | None = None) -> mjx.Data:
         """The ``mjx.Data`` (before ``mjx.step``) for ``state`` and ``control`` (pure, jittable)."""
@@ -197,10 +219,10 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     return eval_fk(model, joint_q, joint_qd, state)
 
 
-def _step(layout: MjLayout, fk: bool, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
-          control: Control, dt) -> State:
+def _step(layout: MjLayout, fk: bool, advance, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
+          control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
         d = _to_data(layout, data0, state, control)
         m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
-        d = mjx.step(m, d)
+        d = advance(m, d, *contacts)
         return _from_data(layout, model, d.qpos, d.qvel, state, fk)
