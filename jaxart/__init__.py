@@ -18,9 +18,9 @@ from jaxart.kinematics import eval_fk, eval_ik
 from jaxart.rollout import rollout
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
-from jaxart.sim.heightfield import Heightfield
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
 from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, EqType, GeoType, JointTargetMode, JointType
+from jaxart.sim.heightfield import Heightfield
 from jaxart.sim.model import Control, Model, State
 
 __version__ = "0.1.0"

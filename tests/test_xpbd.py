@@ -253,5 +253,4 @@ def test_jit_cache_vmap_and_bad_options():
     b.add_articulation([j])
     m2 = b.finalize(dtype=jnp.float64)
     m2 = m2.replace(joint_limit_upper=m2.joint_limit_upper.at[0].set(0.5))
-    with pytest.raises(NotImplementedError, match="BALL"):
-        jaxart.solvers.SolverXPBD(m2)
+    jaxart.solvers.SolverXPBD(m2)  # BALL limits are supported (tests/test_xpbd_ball.py)

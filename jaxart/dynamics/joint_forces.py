@@ -3,9 +3,18 @@
 Every force is split as ``f(q_{n+1}, q̇_{n+1}) ≈ f0 − (k dt² + c dt) q̈`` for semi-implicit Euler
 (``q̇_{n+1} = q̇ + dt q̈``, ``q_{n+1} = q + dt q̇_{n+1}``), so the solver folds ``k dt² + c dt``
 into the mass-matrix diagonal (implicit, PhysX-style) or uses ``k = c = 0`` (explicit, Newton's
-closed form). Positions per DOF: scalar coordinates for PRISMATIC/REVOLUTE/D6; for BALL the
-rotation vector of the joint quaternion (parent-anchor frame), with drive errors
-``log(q_target ⊗ q⁻¹)``; FREE/DISTANCE DOFs take only damping and friction.
+closed form). Positions per DOF: scalar coordinates for PRISMATIC/REVOLUTE/D6; for BALL and the
+angular DOFs of FREE/DISTANCE joints the rotation vector ``log(q)`` of the joint quaternion
+(parent-anchor frame, the frame of ``joint_qd``'s ω), with drive errors ``log(q_target ⊗ q⁻¹)``
+(= ``−R(q_target) log(q_target⁻¹ ⊗ q)``: the rotation vector of ``q_target⁻¹ q`` expressed in the
+parent-anchor frame, sign such that ``ke·error`` pulls toward the target); for the linear DOFs of
+FREE/DISTANCE joints the child-anchor position ``joint_q[0:3]`` (parent-anchor frame) paired with the
+child-COM velocity ``joint_qd[0:3]`` (they coincide when the COM is at the child anchor). FREE DOFs
+take drives, springs and per-DOF limits like any DOF; DISTANCE DOFs take drives and springs, and their
+distance limits ``[joint_limit_lower, joint_limit_upper]`` of the first DOF (negative = unlimited)
+act on the anchor distance ``|p|`` as the penalty ``limit_ke (d_lim − d) − limit_kd ḋ`` along
+``u = p/|p|`` at the child anchor (generalized force ``F·(u, r × u)``, ``r`` = COM→anchor); in
+implicit mode its exact rank-one stiffness ``(k dt² + c dt) J Jᵀ`` is returned as ``dyad``.
 """
 
 from __future__ import annotations
@@ -17,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.integrate import quat_log
-from jaxart.math import quat_conjugate, quat_mul, quat_normalize
+from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, transform_inverse, transform_point
+from jaxart.math.safe import safe_norm
 from jaxart.sim.enums import JointTargetMode, JointType
 
 
@@ -32,6 +42,10 @@ class DofStatic(NamedTuple):
     ball_k: np.ndarray  # (nd,) component 0..2
     use_ke: np.ndarray
     use_kd: np.ndarray
+    is_distance: np.ndarray  # (nd,) DOF of a DISTANCE joint (per-DOF limits replaced by the distance limit)
+    dist_joint: np.ndarray  # (K,) DISTANCE joints
+    dist_q0: np.ndarray  # (K,) first coordinate
+    dist_d0: np.ndarray  # (K,) first DOF
 
 
 @functools.lru_cache(maxsize=64)
@@ -44,6 +58,8 @@ def dof_static(topo) -> DofStatic:
     is_ball = np.zeros(nd, bool)
     ball_quat = np.tile(np.array([nq, nq, nq, nq + 1]), (nd, 1))
     ball_k = np.zeros(nd, np.int64)
+    is_dist = np.zeros(nd, bool)
+    dist = []
     qs, ds, dims = topo.joint_q_start.array, topo.joint_qd_start.array, topo.joint_dof_dim.array
     for j in range(topo.joint_count):
         jt = JointType(int(topo.joint_type.array[j]))
@@ -52,15 +68,26 @@ def dof_static(topo) -> DofStatic:
             is_ball[d0:d0 + 3] = True
             ball_quat[d0:d0 + 3] = qs[j] + np.arange(4)
             ball_k[d0:d0 + 3] = np.arange(3)
-        elif jt not in (JointType.FREE, JointType.DISTANCE):
+        elif jt in (JointType.FREE, JointType.DISTANCE):
+            coord[d0:d0 + 3] = qs[j] + np.arange(3)
+            is_scalar[d0:d0 + 3] = True
+            is_ball[d0 + 3:d0 + 6] = True
+            ball_quat[d0 + 3:d0 + 6] = qs[j] + 3 + np.arange(4)
+            ball_k[d0 + 3:d0 + 6] = np.arange(3)
+            if jt == JointType.DISTANCE:
+                is_dist[d0:d0 + 6] = True
+                dist.append((j, qs[j], d0))
+        else:
             coord[d0:d0 + n] = qs[j] + np.arange(n)
             is_scalar[d0:d0 + n] = True
             is_ang[d0 + dims[j, 0]:d0 + n] = True
     mode = topo.joint_target_mode.array
     pos_modes = (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY)
     vel_modes = (*pos_modes, JointTargetMode.VELOCITY)
+    dist = np.asarray(dist, np.int64).reshape(-1, 3)
     return DofStatic(coord, is_scalar, is_ang, is_ball, ball_quat, ball_k,
-                     np.isin(mode, [int(m) for m in pos_modes]), np.isin(mode, [int(m) for m in vel_modes]))
+                     np.isin(mode, [int(m) for m in pos_modes]), np.isin(mode, [int(m) for m in vel_modes]),
+                     is_dist, dist[:, 0], dist[:, 1], dist[:, 2])
 
 
 def dof_positions(model, joint_q: jnp.ndarray, target_q: jnp.ndarray):
@@ -78,12 +105,12 @@ def dof_positions(model, joint_q: jnp.ndarray, target_q: jnp.ndarray):
     err = jnp.where(st.is_scalar, t_ext[st.coord] - q_ext[st.coord], 0.0)
     if not st.is_ball.any():  # static: no quaternion branch in the program
         return pos, err
-    quat = quat_normalize(q_ext[st.ball_quat])
-    quat_t = quat_normalize(t_ext[st.ball_quat])
-    k = st.ball_k[:, None]
-    rot = jnp.take_along_axis(quat_log(quat), k, axis=-1)[:, 0]
-    rot_err = jnp.take_along_axis(quat_log(quat_mul(quat_t, quat_conjugate(quat))), k, axis=-1)[:, 0]
-    return jnp.where(st.is_ball, rot, pos), jnp.where(st.is_ball, rot_err, err)
+    rows = np.nonzero(st.is_ball)[0]  # consecutive (k = 0, 1, 2) triples sharing one quaternion
+    quat = quat_normalize(q_ext[st.ball_quat[rows[::3]]])
+    quat_t = quat_normalize(t_ext[st.ball_quat[rows[::3]]])
+    rot = quat_log(quat).reshape(-1)
+    rot_err = quat_log(quat_mul(quat_t, quat_conjugate(quat))).reshape(-1)
+    return pos.at[rows].set(rot), err.at[rows].set(rot_err)
 
 
 def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, friction_eps: float):
@@ -99,15 +126,16 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         friction_eps: Velocity scale of the smooth Coulomb friction ``−μ tanh(q̇/ε)``.
 
     Returns:
-        ``(f0 (nd,), diag (nd,))``: force at the current state (with the implicit position
-        look-ahead) and ``k dt² + c dt`` to add to the mass-matrix diagonal.
+        ``(f0 (nd,), diag (nd,), dyad)``: force at the current state (with the implicit position
+        look-ahead), ``k dt² + c dt`` to add to the mass-matrix diagonal, and ``None`` or the
+        ``(nd,)`` vector ``w`` of the DISTANCE-limit rows (``√(k dt² + c dt)·J`` on each joint's six
+        DOFs): add ``w_i w_k`` to the matrix for DOFs ``i, k`` of the same joint (:func:`dyad_mask`).
     """
     st = dof_static(model.topology)
     v = joint_qd
     pos, err = dof_positions(model, joint_q, control.joint_target_q)
     lo, hi = model.joint_limit_lower, model.joint_limit_upper
-    limited = (st.is_scalar | st.is_ball) & ((pos < lo) | (pos > hi))
-    # FREE/DISTANCE DOFs carry no position: drives, springs and limits are rejected by the solver
+    limited = (st.is_scalar | st.is_ball) & ~st.is_distance & ((pos < lo) | (pos > hi))
     e_lim = jnp.where(pos < lo, lo - pos, hi - pos)
     drivable = st.is_scalar | st.is_ball
     ke = jnp.where(limited | ~drivable, 0.0, model.joint_target_ke * st.use_ke)
@@ -135,4 +163,57 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
     else:
         k = jnp.zeros_like(v)
         c = c_fric
-    return f0, k * dt * dt + c * dt
+    if st.dist_joint.size:  # static: only models with DISTANCE joints
+        f_d, dyad = distance_limit_forces(model, joint_q, joint_qd, dt, implicit=implicit)
+        return f0 + f_d, k * dt * dt + c * dt, dyad
+    return f0, k * dt * dt + c * dt, None
+
+
+def distance_limit_forces(model, joint_q, joint_qd, dt, *, implicit: bool):
+    """Penalty forces of the DISTANCE joints' anchor-distance limits (module docstring).
+
+    Returns:
+        ``(f (nd,), w (nd,) or None)``: generalized forces and, in implicit mode, the rank-one rows.
+    """
+    st = dof_static(model.topology)
+    nd, dtype = model.joint_dof_count, joint_q.dtype
+    q0, d0 = st.dist_q0, st.dist_d0
+    p = joint_q[q0[:, None] + np.arange(3)]
+    quat = quat_normalize(joint_q[q0[:, None] + 3 + np.arange(4)])
+    qd = joint_qd[d0[:, None] + np.arange(6)]
+    child = model.topology.joint_child.array[st.dist_joint]
+    r_com = transform_point(transform_inverse(model.joint_X_c[st.dist_joint]), model.body_com[child])
+    r = -quat_rotate(quat, r_com.astype(dtype))  # COM -> child anchor, parent-anchor frame
+    d = safe_norm(p)
+    u = p / jnp.where(d > 1e-12, d, 1.0)[:, None]
+    jac = jnp.concatenate([u, jnp.cross(r, u)], -1)  # ḋ = J · (v, ω)
+    lo, hi = model.joint_limit_lower[d0], model.joint_limit_upper[d0]
+    d_lim = jnp.clip(d, jnp.where(lo >= 0.0, lo, 0.0), jnp.where(hi >= 0.0, hi, jnp.inf))
+    active = (d_lim != d) & (d > 1e-12)
+    k = jnp.where(active, model.joint_limit_ke[d0], 0.0)
+    c = jnp.where(active, model.joint_limit_kd[d0], 0.0)
+    d_dot = jnp.sum(jac * qd, -1)
+    look = dt if implicit else 0.0
+    force = k * (d_lim - d - look * d_dot) - c * d_dot
+    idx = d0[:, None] + np.arange(6)
+    f = jnp.zeros((nd,), dtype).at[idx].add(force[:, None] * jac)
+    if not implicit:
+        return f, None
+    g = k * dt * dt + c * dt
+    gain = jnp.where(g > 0.0, jnp.sqrt(jnp.where(g > 0.0, g, 1.0)), 0.0)  # NaN-free gradient at 0
+    return f, jnp.zeros((nd,), dtype).at[idx].add(gain[:, None] * jac)
+
+
+def dyad_mask(model, dof_index: np.ndarray) -> np.ndarray:
+    """``(A, D, D)`` static mask of DOF-slot pairs belonging to the same DISTANCE joint.
+
+    Args:
+        model: The model.
+        dof_index: ``(A, D)`` global DOF of every block slot (``nd`` for padding).
+    """
+    st = dof_static(model.topology)
+    group = np.full(model.joint_dof_count + 1, -1, np.int64)
+    for k, d0 in enumerate(st.dist_d0):
+        group[d0:d0 + 6] = k
+    g = group[dof_index]
+    return (g[:, :, None] == g[:, None, :]) & (g[:, :, None] >= 0)

@@ -382,7 +382,9 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         hi = as_float(max_distance, f"{what}: max_distance")
         if lo >= 0.0 and hi >= 0.0 and lo > hi:
             raise ValueError(f"{what}: min_distance ({lo}) exceeds max_distance ({hi})")
-        lin = [JointDofConfig(axis=Axis.X, limit_lower=lo, limit_upper=hi, limit_ke=0.0, limit_kd=0.0)]
+        cfg = JointDofConfig(axis=Axis.X, limit_ke=0.0, limit_kd=0.0)
+        cfg.limit_lower, cfg.limit_upper = lo, hi  # −1 = unlimited side, so lo > hi is legal here
+        lin = [cfg]
         lin += [JointDofConfig.create_unlimited(a) for a in (Axis.Y, Axis.Z)]
         return self.add_joint(JointType.DISTANCE, parent, child, linear_axes=lin, label=label,
                               parent_xform=parent_xform, child_xform=child_xform,

@@ -5,13 +5,15 @@ Feature table (``✓`` honoured, ``✗`` raises):
 ==========================================  =====================================================
 joint types PRISMATIC/REVOLUTE/BALL/FIXED/  ✓ (FREE integrated at the child COM as Newton does)
 FREE/D6
-DISTANCE                                    ✓ as FREE when both distances are unlimited (< 0), else ✗
+DISTANCE                                    ✓ as FREE; finite distance limits as a penalty with the
+                                              first DOF's ``limit_ke/kd`` (✗ if both are 0: hard limit)
 loop-closing joints                         ✗ at construction (``ignore_loop_joints=True`` skips them)
 ``joint_f``, ``body_f``, gravity            ✓ (``joint_f`` of FREE joints is a world wrench at the COM)
-drives ``target_ke/kd`` per                 ✓ scalar and BALL DOFs; implicit (default) or explicit
-``joint_target_mode``                         (✗ on FREE/DISTANCE DOFs)
+drives ``target_ke/kd`` per                 ✓ every DOF (FREE/DISTANCE: anchor position and the
+``joint_target_mode``                         rotation vector, see below); implicit (default) or explicit
 ``joint_act``                               ✓ feed-forward, clamped with the drive by ``effort_limit``
-limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mode), drive off at a limit
+limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mode), drive off at a limit;
+                                              FREE DOFs per DOF, DISTANCE on the anchor distance
 ``stiffness``/``rest_q``/``damping``          ✓ (angular springs wrap like Newton)
 ``armature``                                ✓ on the mass-matrix diagonal
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
@@ -24,6 +26,13 @@ contacts                                    ✓ Newton's penalty law (explicit, 
 
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
 ``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
+
+FREE/DISTANCE DOF positions (a jaxart extension: Newton's Featherstone ignores drives, springs and
+limits on these DOFs): the linear DOFs use the child-anchor position ``joint_q[0:3]`` with the
+child-COM velocity, the angular DOFs the rotation vector ``log(q)`` in the parent-anchor frame (the
+frame of ω), with the drive error ``log(q* ⊗ q⁻¹)`` — the rotation vector of ``q*⁻¹ q`` expressed in
+the parent-anchor frame, negated. The forces are generalized forces (COM force / torque in the
+parent-anchor axes). See :mod:`jaxart.dynamics.joint_forces`.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.convert import joint_f_to_generalized
 from jaxart.dynamics.forward_dynamics import solve_blocks
 from jaxart.dynamics.integrate import integrate_coords
-from jaxart.dynamics.joint_forces import joint_forces
+from jaxart.dynamics.joint_forces import dyad_mask, joint_forces
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.mass_matrix import block_armature, crba
 from jaxart.dynamics.motion import block_terms
@@ -71,9 +80,8 @@ class SolverFeatherstone(SolverBase):
             the smooth (softplus) contact law of :mod:`jaxart.contact` for useful gradients.
 
     Raises:
-        ValueError: Loop-closing or disabled tree joints, bad options, or position drives/springs/
-            limits on FREE/DISTANCE DOFs.
-        NotImplementedError: DISTANCE joints with finite distance limits.
+        ValueError: Loop-closing or disabled tree joints, or bad options.
+        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact_smoothing')
@@ -167,11 +175,14 @@ def joint_accelerations(model: Model, state: State, control: Control, dt, *, imp
     body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
     f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
     bias = rnea(terms, lay, None, f_ext)
-    f0, diag = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
-                            friction_eps=friction_eps)
+    f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
+                                  friction_eps=friction_eps)
     tau = joint_f_to_generalized(model, terms.cols, control.joint_f) + f0
     h = crba(terms, lay)
     h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * (block_armature(model, lay) + gather_dofs(lay, diag))[:, None, :]
+    if dyad is not None:  # implicit DISTANCE-limit rows (rank one per joint)
+        w = gather_dofs(lay, dyad)
+        h = h + jnp.where(dyad_mask(model, lay.dof_index), w[:, :, None] * w[:, None, :], 0.0)
     return scatter_dofs(lay, solve_blocks(lay, h, gather_dofs(lay, tau) - bias), nd)
 
 
@@ -191,28 +202,21 @@ def _validate(model: Model, ignore_loop_joints: bool) -> None:
 
 
 def _validate_free_dofs(model: Model) -> None:
+    """Reject hard (zero-gain) finite DISTANCE limits: only the penalty form is enforced."""
     topo = model.topology
     try:
-        ke, kd = np.asarray(model.joint_target_ke), np.asarray(model.joint_target_kd)
-        stiff, lo, hi = np.asarray(model.joint_stiffness), np.asarray(model.joint_limit_lower), \
-            np.asarray(model.joint_limit_upper)
-        lke = np.asarray(model.joint_limit_ke)
+        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
+        lke, lkd = np.asarray(model.joint_limit_ke), np.asarray(model.joint_limit_kd)
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
         return  # traced model (e.g. under vmap): validated when built concretely
     qs = topo.joint_qd_start.array
     for j in range(topo.joint_count):
-        jt = JointType(int(topo.joint_type.array[j]))
-        if jt not in (JointType.FREE, JointType.DISTANCE):
+        d0 = qs[j]
+        if JointType(int(topo.joint_type.array[j])) != JointType.DISTANCE or (lo[d0] < 0.0 and hi[d0] < 0.0):
             continue
-        sl = slice(qs[j], qs[j + 1])
-        name = topo.joint_label[j]
-        if jt == JointType.DISTANCE and (lo[qs[j]] >= 0.0 or hi[qs[j]] >= 0.0):
-            raise NotImplementedError(f"SolverFeatherstone: DISTANCE joint {name!r} has finite distance limits, "
-                                      "which a reduced-coordinate solver does not enforce; use negative "
-                                      "min/max distances (unlimited) or SolverXPBD")
-        if (ke[sl] != 0).any() or (kd[sl] != 0).any() or (stiff[sl] != 0).any():
-            raise ValueError(f"SolverFeatherstone: {jt.name} joint {name!r} has target_ke/target_kd/stiffness; "
-                             "drives and springs on FREE/DISTANCE DOFs are not supported")
-        if jt == JointType.FREE and (((lo[sl] > -1e9) | (hi[sl] < 1e9)) & (lke[sl] > 0)).any():
-            raise ValueError(f"SolverFeatherstone: {jt.name} joint {name!r} has finite limits; limits on "
-                             "FREE/DISTANCE DOFs are not supported")
+        if lke[d0] <= 0.0 and lkd[d0] <= 0.0:
+            raise NotImplementedError(
+                f"SolverFeatherstone: DISTANCE joint {topo.joint_label[j]!r} has finite distance limits with "
+                "limit_ke = limit_kd = 0 (a hard limit), which a reduced-coordinate solver does not enforce; set "
+                "joint_limit_ke/joint_limit_kd of its first DOF (penalty limit), use negative min/max distances "
+                "(unlimited) or SolverXPBD")

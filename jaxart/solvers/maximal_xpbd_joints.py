@@ -3,10 +3,11 @@
 Per joint, three groups of rows (all joints solved together, Jacobi, impulses summed with
 ``segment_sum``):
 
-* **drives** (one scalar row per PRISMATIC/REVOLUTE/D6 DOF with a drive): the implicit PD force
+* **drives** (one scalar row per PRISMATIC/REVOLUTE/D6/BALL DOF with a drive): the implicit PD force
   ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
   ``k = ke + kd/dt`` (compliance ``1/k``) and target ``q̃ = (ke q* + (kd/dt)(q₀ + q̇* dt)) / k``
-  (``q₀`` = coordinate at the start of the step), clipped into the limits;
+  (``q₀`` = coordinate at the start of the step), clipped into the limits; BALL coordinates are the
+  rotation-vector components ``θ_k`` (targets ``log(q_target)_k``);
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
@@ -17,8 +18,11 @@ Per joint, three groups of rows (all joints solved together, Jacobi, impulses su
   joints use the Euler-chain coordinates and their covectors (the locked middle angle of a 2-axis
   joint is a limit row with bounds ``[0, 0]``).
 
-BALL joints constrain the anchor position only (angular limits and drives on BALL are rejected by
-``SolverXPBD``); FREE joints add no constraint.
+BALL joints constrain the anchor position and, when limited, each component ``θ_k`` of the rotation
+vector ``θ = log(q_p⁻¹ q_c)`` (parent-anchor frame, the BALL DOF convention of the reduced solvers)
+to ``[limit_lower_k, limit_upper_k]`` with the exact covectors (rows of the inverse SO(3) Jacobian,
+see :func:`log_jacobian_inv`); BALL drives act on the same components. FREE joints add no
+constraint.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.math import quat_normalize
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal_joints import (
     angular_coordinates,
@@ -68,6 +73,11 @@ def joint_coords(model, st, body_q, *, angular: bool = True) -> JointCoords:
     if not angular:
         return JointCoords(fr, axes_w, q_lin, None, None, ang_ax.astype(dt))
     angles, cov = angular_coordinates(st.n_ang, ang_ax.astype(dt), fr.q_rel)
+    if np.any(st.jtype == JointType.BALL):  # static: BALL coordinates = rotation-vector components
+        theta = rotation_vector(fr.q_rel)
+        is_ball = jnp.asarray(st.jtype == JointType.BALL)
+        angles = jnp.where(is_ball[:, None], theta, angles)
+        cov = jnp.where(is_ball[:, None, None], log_jacobian_inv(theta), cov)
     return JointCoords(fr, axes_w, q_lin, angles, rotate_rows(qp, cov), ang_ax.astype(dt))
 
 
@@ -88,7 +98,14 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     q0 = jnp.concatenate([jc.q_lin, jc.angles], 1)
     ke = jnp.asarray(st.use_ke[dof]) * gather_dof(model.joint_target_ke.astype(f), dof)
     kd = jnp.asarray(st.use_kd[dof]) * gather_dof(model.joint_target_kd.astype(f), dof)
-    tq = jnp.concatenate([control.joint_target_q.astype(f), jnp.zeros((1,), f)])[coord]
+    tq_ext = jnp.concatenate([control.joint_target_q.astype(f), jnp.array([0.0, 1.0], f)])
+    tq = tq_ext[coord]
+    ball = np.concatenate([np.zeros((len(st.jtype), 3), bool), np.repeat((st.jtype == JointType.BALL)[:, None], 3, 1)],
+                          1) & st.enabled[:, None]
+    if ball.any():  # static: BALL targets as rotation-vector components (the BALL coordinates of joint_coords)
+        tq_ball = rotation_vector(quat_normalize(tq_ext[st.ball_coord]))
+        tq = jnp.where(jnp.asarray(ball), jnp.concatenate([jnp.zeros_like(tq_ball), tq_ball], 1), tq)
+        scalar = scalar | jnp.asarray(ball)
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
     k = jnp.where(scalar, ke + kd / dt, 0.0)
     ok = k > 0.0
@@ -192,16 +209,34 @@ def _angular_rows(model, st, jc: JointCoords):
     locked_rot = (n_ang == 0) & ~np.isin(jt, [JointType.BALL, JointType.FREE, JointType.DISTANCE])
     c0 = jnp.where(jnp.asarray(locked_rot), fix, jnp.where(jnp.asarray(n_ang == 1), swing, 0.0))
     g0 = jnp.where(jnp.asarray(locked_rot)[:, None], g_fix, g_swing)
+    angles, cov = jc.angles, jc.cov
     lo = gather_dof(model.joint_limit_lower.astype(f), st.ang_dof)
     hi = gather_dof(model.joint_limit_upper.astype(f), st.ang_dof)
     locked_mid = jnp.asarray((n_ang == 2)[:, None] & (np.arange(3) == 2)[None, :])
     lo, hi = jnp.where(locked_mid, 0.0, lo), jnp.where(locked_mid, 0.0, hi)
     rows = jnp.asarray((np.arange(3)[None, :] < n_ang[:, None]) | (n_ang[:, None] == 2)) & jnp.asarray(
-        ~np.isin(jt, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))[:, None]
-    viol = jnp.where(rows, jc.angles - jnp.clip(jc.angles, lo, hi), 0.0)
+        ~np.isin(jt, [JointType.FREE, JointType.DISTANCE]))[:, None]
+    viol = jnp.where(rows, angles - jnp.clip(angles, lo, hi), 0.0)
     c = jnp.concatenate([c0[:, None], viol], 1)
     c = jnp.where(jnp.asarray(st.enabled)[:, None], c, 0.0)
-    return c, jnp.concatenate([g0[:, None, :], jc.cov], 1)
+    return c, jnp.concatenate([g0[:, None, :], cov], 1)
+
+
+def log_jacobian_inv(theta: jnp.ndarray) -> jnp.ndarray:
+    """``(J, 3, 3)`` inverse left Jacobian of SO(3): ``δθ = J⁻¹ δφ`` for ``exp(δφ) exp(θ)`` (rows = covectors).
+
+    ``J⁻¹ = I − ½[θ]× + (1/θ² − (1 + cos θ)/(2 θ sin θ)) [θ]×²`` (coefficient → 1/12 as θ → 0).
+    """
+    t2 = jnp.sum(theta * theta, -1)
+    small = t2 < 1e-8
+    t = jnp.sqrt(jnp.where(small, 1.0, t2))
+    coef = jnp.where(small, 1.0 / 12.0, 1.0 / jnp.where(small, 1.0, t2)
+                     - (1.0 + jnp.cos(t)) / (2.0 * t * jnp.sin(jnp.where(small, 1.0, t))))
+    x, y, z = theta[..., 0], theta[..., 1], theta[..., 2]
+    zero = jnp.zeros_like(x)
+    sk = jnp.stack([jnp.stack([zero, -z, y], -1), jnp.stack([z, zero, -x], -1), jnp.stack([-y, x, zero], -1)], -2)
+    eye = jnp.eye(3, dtype=theta.dtype)
+    return eye - 0.5 * sk + coef[:, None, None] * (sk @ sk)
 
 
 def solve_angular(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation: float):

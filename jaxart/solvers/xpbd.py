@@ -13,14 +13,17 @@ Feature table (``✓`` honoured, ``✗`` raises ``NotImplementedError`` at const
 
 ==========================================  =====================================================
 PRISMATIC/REVOLUTE/FIXED/D6                 ✓ hard positional + angular constraints
-BALL                                        ✓ anchor constraint; ✗ BALL angular limits/drives
+BALL                                        ✓ anchor constraint; angular limits (hard) and drives per
+                                              component of the rotation vector ``log(q_p⁻¹ q_c)``
+                                              (jaxart extension: Newton's XPBD ignores both)
 FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM
 DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard)
 loop-closing / orphan joints                ✓ identical to tree joints
 joint limits                                ✓ hard; 1-axis angles by swing–twist decomposition, so
                                               limits hold for oblique axes
-drives ``target_ke/kd`` per mode            ✓ implicit PD as a compliant constraint (stable at any
-                                              gain); target clipped into the limits
+drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
+                                              constraint (stable at any gain), target clipped into the
+                                              limits; ✗ on FREE/DISTANCE (Newton ignores them)
 ``joint_f``, ``joint_act``, ``stiffness``,    ✓ explicit forces in the prediction
 ``damping``
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
@@ -88,7 +91,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives or finite angular limits on BALL joints; drives on FREE/DISTANCE.
+        NotImplementedError: Drives on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -135,25 +138,29 @@ class SolverXPBD(SolverBase):
 
 
 def _check_supported(model: Model) -> None:
-    """Reject BALL drives/limits and FREE/DISTANCE drives (values read when concrete)."""
+    """Reject FREE/DISTANCE drives (values read when concrete; Newton's XPBD ignores them)."""
     st = joint_static(model.topology)
     try:
         ke = np.asarray(model.joint_target_ke) * st.use_ke[:-1]
         kd = np.asarray(model.joint_target_kd) * st.use_kd[:-1]
-        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
         return
     bad = []
     for j in range(model.joint_count):
         jt = int(st.jtype[j])
         dofs = np.concatenate([st.lin_dof[j, :st.n_lin[j]], st.ang_dof[j, :st.n_ang[j]]])
-        if jt in (JointType.BALL, JointType.FREE, JointType.DISTANCE) and np.any((ke[dofs] > 0) | (kd[dofs] > 0)):
+        if jt in (JointType.FREE, JointType.DISTANCE) and np.any((ke[dofs] > 0) | (kd[dofs] > 0)):
             bad.append(f"{model.topology.joint_label[j]!r} (drive on {JointType(jt).name})")
-        if jt == JointType.BALL and np.any((np.abs(lo[dofs]) < 1e9) | (np.abs(hi[dofs]) < 1e9)):
-            bad.append(f"{model.topology.joint_label[j]!r} (BALL angular limits)")
     if bad:
         raise NotImplementedError("SolverXPBD does not support: " + ", ".join(bad)
-                                  + ". Use a D6 joint with three angular axes instead.")
+                                  + " (Newton's XPBD ignores drives on FREE/DISTANCE joints). Use a D6 joint "
+                                  "for a driven 6-DOF body, or SolverFeatherstone.")
+
+
+def _has_ball_drives(st) -> bool:
+    """Static: an enabled BALL joint has a DOF with a drive mode."""
+    ball = (st.jtype == JointType.BALL) & st.enabled
+    return bool(np.any(ball[:, None] & (st.use_ke[st.ang_dof] | st.use_kd[st.ang_dof])))
 
 
 def _passive_forces(model, state, control):
@@ -182,7 +189,7 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
                                            angular_damping=angular_damping)
         has_joints = bool(np.any(constrained_joints(st)))
-        drive_on = has_joints and has_drives(st)
+        drive_on = has_joints and (has_drives(st) or _has_ball_drives(st))
         has_contacts = contacts is not None and contacts.capacity > 0
         drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
         q0_ext = jnp.concatenate([state.body_q, jnp.zeros((1, 7), f).at[0, 6].set(1.0)], 0)
