@@ -25,6 +25,26 @@ def quat_log(q: jnp.ndarray) -> jnp.ndarray:
     return v * ratio
 
 
+def coord_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> tuple:
+    """Per-tree-joint coordinate gathers shared by integration and coordinate rates.
+
+    Returns:
+        ``(q_ext, qd_lin, qd_ang, quat, r_com)``: ``joint_q`` extended by ``[0, 1]`` (the padding
+        slots of the schedule's gathers), ``(t, 3)`` linear and angular velocities, ``(t, 4)``
+        normalised joint quaternions (identity for joints without one) and ``(t, 3)`` the child COM
+        in the child-anchor frame.
+    """
+    sch = model.schedule
+    dtype = joint_q.dtype
+    tj = sch.tree_joint.array
+    child = model.topology.joint_child.array[tj]
+    q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dtype)])
+    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dtype)])
+    quat = quat_normalize(q_ext[sch.quat_q.array])
+    r_com = transform_point(transform_inverse(model.joint_X_c[tj]), model.body_com[child])
+    return q_ext, qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array], quat, r_com
+
+
 def integrate_coords(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
     """Advance ``joint_q`` by ``dt`` with the (already updated) velocities ``joint_qd``.
 
@@ -42,16 +62,9 @@ def integrate_coords(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> 
     Returns:
         ``(joint_coord_count,)`` new coordinates.
     """
-    sch = model.schedule
-    nq, dtype = model.joint_coord_count, joint_q.dtype
-    tj = sch.tree_joint.array
-    child = model.topology.joint_child.array[tj]
-    q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dtype)])
-    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dtype)])
-    qdl, qda = qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array]
-    quat = quat_normalize(q_ext[sch.quat_q.array])
+    sch, nq = model.schedule, model.joint_coord_count
+    q_ext, qdl, qda, quat, r_com = coord_terms(model, joint_q, joint_qd)
     quat_new = quat_integrate(quat, qda, dt)
-    r_com = transform_point(transform_inverse(model.joint_X_c[tj]), model.body_com[child])
     lin_old = q_ext[sch.lin_q.array]
     free_p = lin_old + quat_rotate(quat, r_com) + dt * qdl - quat_rotate(quat_new, r_com)
     lin_new = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], free_p, lin_old + dt * qdl)

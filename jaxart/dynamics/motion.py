@@ -23,19 +23,17 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.integrate import coord_terms
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import fk_frames_soa
 from jaxart.math import (
     cross_motion,
     quat_mul,
-    quat_normalize,
     quat_rotate,
     quat_to_matrix,
     small,
     soa,
     spatial_inertia_world,
-    transform_inverse,
-    transform_point,
 )
 
 
@@ -123,13 +121,7 @@ def coord_rates(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> jnp.ndarr
     """
     sch = model.schedule
     nq, dt = model.joint_coord_count, joint_q.dtype
-    tj = sch.tree_joint.array
-    child = model.topology.joint_child.array[tj]
-    q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dt)])
-    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dt)])
-    qdl, qda = qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array]
-    quat = quat_normalize(q_ext[sch.quat_q.array])
-    r_com = transform_point(transform_inverse(model.joint_X_c[tj]), model.body_com[child])
+    _, qdl, qda, quat, r_com = coord_terms(model, joint_q, joint_qd)
     w = qda  # quaternion joints: angular velocity in the parent-anchor frame (identity axes)
     v_free = qdl - jnp.cross(w, quat_rotate(quat, r_com))
     lin_rate = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], v_free, qdl)
