@@ -12,12 +12,13 @@ from jaxart.kinematics.joints import joint_motion_soa
 from jaxart.kinematics.masks import articulation_mask, body_update_mask
 from jaxart.kinematics.tree import accumulate_down, compose_down
 from jaxart.math import soa
+from jaxart.math.lanes import col, expand, lanes, squeeze
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.model import State
 
 
 class FrameTerms(NamedTuple):
-    """Pose-level FK quantities, all SoA (component tuples with the body/joint axis last).
+    """Pose-level FK quantities, all SoA (component tuples, body/joint axis first, lanes last).
 
     Attributes:
         motion: :class:`~jaxart.kinematics.joints.JointMotionSoA` of the tree joints.
@@ -80,86 +81,101 @@ def body_slots(schedule) -> np.ndarray:
     return np.asarray([*slots, t + n], dtype=np.int32)
 
 
-def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
-    """World poses and COM twists of all bodies (no masking).
-
-    Args:
-        model: The model.
-        joint_q: Coordinates.
-        joint_qd: Velocities.
-        body_q_base: ``(n, 7)`` poses used for bodies without a tree joint (tree roots).
-        body_qd_base: ``(n, 6)`` twists used for bodies without a tree joint.
-
-    Returns:
-        ``(body_q (n, 7), body_qd (n, 6))``.
-    """
+def _fk_bodies_kernel(model, joint_q, joint_qd, body_q_base, body_qd_base):
+    """Lane kernel of :func:`fk_bodies`: ``(body_q (n, 7, L), body_qd (n, 6, L))``."""
     world, twist, com_w = fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base)
     n = model.body_count
-    omega = soa.take(twist[1], slice(0, n))
-    v_com = soa.add(soa.take(twist[0], slice(0, n)), soa.cross(omega, com_w))
-    body_q = soa.from_transform(soa.take(world, slice(0, n)))
-    return body_q, soa.stack(*v_com, *omega)
+    omega = _head(twist[1], n)
+    v_com = soa.add(_head(twist[0], n), soa.cross(omega, com_w))
+    p, q = _head(world, n)
+    return jnp.stack([*p, *q], axis=1), jnp.stack([*v_com, *omega], axis=1)
+
+
+#: World poses and COM twists of all bodies (no masking), batch-minor under ``vmap``.
+#:
+#: Args: ``model``, ``joint_q``, ``joint_qd``, ``body_q_base`` ``(n, 7)`` and ``body_qd_base``
+#: ``(n, 6)`` (the values used for bodies without a tree joint, i.e. tree roots).
+#: Returns ``(body_q (n, 7), body_qd (n, 6))``.
+fk_bodies = lanes(_fk_bodies_kernel)
 
 
 def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
-    """SoA pose part of forward kinematics (shared by FK and the dynamics' motion columns).
+    """Per-world SoA pose part of FK (each component ``(items,)``), used by the dynamics.
 
     Args:
         model: The model.
-        joint_q: Coordinates.
-        joint_qd: Velocities (only ``motion.v``/``motion.w`` depend on them).
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        joint_qd: ``(joint_dof_count,)`` velocities (only ``motion.v``/``motion.w`` depend on them).
         body_q_base: ``(n, 7)`` poses used for bodies without a tree joint.
 
     Returns:
         A :class:`FrameTerms`.
     """
+    return squeeze(fk_frames_lanes(*expand((model, joint_q, joint_qd, body_q_base))))
+
+
+def fk_frames_lanes(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
+    """Lane kernel of the pose part of FK (:mod:`jaxart.math.lanes`; components ``(items, L)``)."""
     sch = model.schedule
     n = model.body_count
     tj = sch.tree_joint.array
     child = model.topology.joint_child.array[tj]
     mo = joint_motion_soa(model, joint_q, joint_qd)
-    x_p = soa.to_transform(model.joint_X_p[tj])
-    x_c = soa.to_transform(model.joint_X_c[tj])
+    x_p = _transform(model.joint_X_p[tj])
+    x_c = _transform(model.joint_X_c[tj])
     local = soa.tmul(soa.tmul(x_p, mo.X_j), soa.tinv(x_c))
-    base = soa.to_transform(body_q_base)
-    dt = body_q_base.dtype
-    ident = ((_z(dt),) * 3, (_z(dt),) * 3 + (jnp.ones((1,), dt),))
-    slots = body_slots(sch)
-    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], local, base, ident)
+    base = _transform(body_q_base)
+    one = jnp.ones((1, 1), body_q_base.dtype)
+    ident = ((one * 0,) * 3, (one * 0,) * 3 + (one,))
+    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], local, base, ident)
     world = compose_down(sch, stacked)
-    com_w = soa.tpoint(soa.take(world, slice(0, n)), soa.unstack(model.body_com))
-    x_wpa = soa.tmul(soa.take(world, sch.body_parent.array[child]), x_p)
+    com_w = soa.tpoint(_head(world, n), _comps(model.body_com))
+    x_wpa = soa.tmul(_take(world, sch.body_parent.array[child]), x_p)
     anchor = soa.tpoint(x_wpa, mo.X_j[0])
-    ref = soa.where(jnp.asarray(sch.is_com_ref.array), soa.take(com_w, child), anchor)
+    ref = soa.where(col(sch.is_com_ref.array), _take(com_w, child), anchor)
     return FrameTerms(mo, world, com_w, x_wpa, ref)
 
 
 def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
-    """SoA forward kinematics core.
+    """Lane kernel of the FK core.
 
     Returns:
         ``(world, origin_twist, com_w)``: world transforms ``(n + 1)`` (last = world), twists
-        ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, all SoA.
+        ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, SoA lanes.
     """
     sch = model.schedule
-    fr = fk_frames_soa(model, joint_q, joint_qd, body_q_base)
+    fr = fk_frames_lanes(model, joint_q, joint_qd, body_q_base)
     # joint twists referenced at the world origin: (v_ref - w x r, w)
     w = soa.qrot(fr.x_wpa[1], fr.motion.w)
     v = soa.qrot(fr.x_wpa[1], fr.motion.v)
     twist_j = (soa.sub(v, soa.cross(w, fr.ref)), w)
-    bv, bw = soa.unstack(body_qd_base[..., :3]), soa.unstack(body_qd_base[..., 3:])
+    bv, bw = _comps(body_qd_base[:, :3]), _comps(body_qd_base[:, 3:])
     twist_b = (soa.sub(bv, soa.cross(bw, fr.com_w)), bw)
-    dt = body_q_base.dtype
-    zero = ((_z(dt),) * 3, (_z(dt),) * 3)
-    slots = body_slots(sch)
-    twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[..., slots], twist_j, twist_b, zero)
+    zero = jnp.zeros((1, 1), body_q_base.dtype)
+    zeros = ((zero,) * 3, (zero,) * 3)
+    twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], twist_j, twist_b, zeros)
     return fr.world, accumulate_down(sch, twists), fr.com_w
 
 
-def _z(dt):
-    return jnp.zeros((1,), dt)
+def _comps(a: jnp.ndarray) -> tuple:
+    """Components of a stacked lane array ``(items, c, L)``."""
+    return tuple(a[:, i] for i in range(a.shape[1]))
+
+
+def _transform(a: jnp.ndarray) -> tuple:
+    """``(items, 7, L)`` → SoA transform."""
+    c = _comps(a)
+    return c[:3], c[3:]
+
+
+def _take(values, idx):
+    return jax.tree_util.tree_map(lambda x: x[idx], values)
+
+
+def _head(values, n: int):
+    return jax.tree_util.tree_map(lambda x: x[:n], values)
 
 
 def _cat(a, b, c):
-    shape = jnp.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1])
-    return jnp.concatenate([jnp.broadcast_to(x, (*shape, x.shape[-1])) for x in (a, b, c)], axis=-1)
+    lanes_ = jnp.broadcast_shapes(a.shape[1:], b.shape[1:], c.shape[1:])
+    return jnp.concatenate([jnp.broadcast_to(x, (x.shape[0], *lanes_)) for x in (a, b, c)], axis=0)

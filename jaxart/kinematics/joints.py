@@ -3,7 +3,7 @@
 All joint types share one fixed-width block (≤ 3 linear + ≤ 3 angular axes, plus a quaternion
 branch for BALL/FREE/DISTANCE) selected by static masks, so program size does not grow with the
 number of distinct joint signatures. The core works in structure-of-arrays form
-(:mod:`jaxart.math.soa`); :func:`joint_motion` returns the usual stacked arrays.
+(:mod:`jaxart.math.soa`) with the lane layout of :mod:`jaxart.math.lanes`.
 """
 
 from __future__ import annotations
@@ -13,28 +13,20 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jaxart.math import soa
-
-
-class JointMotion(NamedTuple):
-    """Per tree joint (ordered as ``schedule.tree_joint``), in the parent-anchor frame.
-
-    Attributes:
-        X_j: ``(t, 7)`` joint transform parent anchor → child anchor.
-        v: ``(t, 3)`` linear joint velocity (child anchor origin, or child COM for FREE/DISTANCE).
-        w: ``(t, 3)`` angular joint velocity.
-        lin_axes: ``(t, 3, 3)`` linear DOF axes (rows; zero rows for absent DOFs).
-        ang_axes: ``(t, 3, 3)`` angular DOF axes transported through the Euler chain (rows).
-    """
-
-    X_j: jnp.ndarray
-    v: jnp.ndarray
-    w: jnp.ndarray
-    lin_axes: jnp.ndarray
-    ang_axes: jnp.ndarray
+from jaxart.math.lanes import materialize
 
 
 class JointMotionSoA(NamedTuple):
-    """:class:`JointMotion` in SoA form: transforms ``(p, q)``, vectors and lists of 3 axes."""
+    """Per tree joint (ordered as ``schedule.tree_joint``), in the parent-anchor frame; SoA lane
+    layout (:mod:`jaxart.math.lanes`): every component is a ``(t, L)`` array.
+
+    Attributes:
+        X_j: Joint transform ``(p, q)`` parent anchor → child anchor.
+        v: Linear joint velocity (child anchor origin, or child COM for FREE/DISTANCE).
+        w: Angular joint velocity.
+        lin_axes: Three linear DOF axes (zero for absent DOFs).
+        ang_axes: Three angular DOF axes transported through the Euler chain.
+    """
 
     X_j: tuple
     v: tuple
@@ -50,41 +42,41 @@ def gather_axes(model) -> tuple[jnp.ndarray, jnp.ndarray]:
     return axis_ext[sch.lin_qd.array], axis_ext[sch.ang_qd.array]
 
 
-def joint_motion(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> JointMotion:
-    """Evaluate every tree joint's transform and twist from generalized coordinates.
-
-    Args:
-        model: The model.
-        joint_q: ``(joint_coord_count,)`` coordinates.
-        joint_qd: ``(joint_dof_count,)`` velocities.
-
-    Returns:
-        A :class:`JointMotion` (stacked arrays).
-    """
-    m = joint_motion_soa(model, joint_q, joint_qd)
-    axes = lambda ax: jnp.stack([soa.stack(*a) for a in ax], axis=-2)  # noqa: E731
-    return JointMotion(soa.from_transform(m.X_j), soa.stack(*m.v), soa.stack(*m.w), axes(m.lin_axes),
-                       axes(m.ang_axes))
+def _ext(x: jnp.ndarray, tail) -> jnp.ndarray:
+    """Append the constant rows ``tail`` to a lane array ``(k, L)`` (or ``(k, c, L)``)."""
+    tail = jnp.asarray(tail, x.dtype)
+    tail = jnp.broadcast_to(tail.reshape(tail.shape + (1,) * (x.ndim - tail.ndim)), (*tail.shape, *x.shape[tail.ndim:]))
+    return jnp.concatenate([x, tail], axis=0)
 
 
 def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> JointMotionSoA:
-    """SoA core of :func:`joint_motion` (each component has the tree-joint axis last)."""
+    """Every tree joint's transform, twist and axes (lane kernel, :mod:`jaxart.math.lanes`).
+
+    Args:
+        model: The model, every leaf with a trailing lane axis.
+        joint_q: ``(joint_coord_count, L)`` coordinates.
+        joint_qd: ``(joint_dof_count, L)`` velocities.
+
+    Returns:
+        A :class:`JointMotionSoA` with ``(t, L)`` components.
+    """
     sch = model.schedule
-    dt = joint_q.dtype
-    q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dt)])
-    qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)])
-    axis_ext = jnp.concatenate([model.joint_axis, jnp.zeros((1, 3), model.joint_axis.dtype)], axis=0)
+    q_ext = _ext(joint_q, [0.0, 1.0])
+    qd_ext = _ext(joint_qd, [0.0])
+    axis_ext = _ext(model.joint_axis, [[0.0, 0.0, 0.0]])
     col = lambda idx, k: idx.array[:, k]  # noqa: E731
-    lin = [soa.unstack(axis_ext[col(sch.lin_qd, k)]) for k in range(3)]
-    ang = [soa.unstack(axis_ext[col(sch.ang_qd, k)]) for k in range(3)]
-    ql = [q_ext[..., col(sch.lin_q, k)] for k in range(3)]
-    qa = [q_ext[..., col(sch.ang_q, k)] for k in range(3)]
-    qdl = [qd_ext[..., col(sch.lin_qd, k)] for k in range(3)]
-    qda = [qd_ext[..., col(sch.ang_qd, k)] for k in range(3)]
+    comps = lambda a: tuple(a[:, i] for i in range(3))  # noqa: E731
+    lin = [comps(axis_ext[col(sch.lin_qd, k)]) for k in range(3)]
+    ang = [comps(axis_ext[col(sch.ang_qd, k)]) for k in range(3)]
+    ql = [q_ext[col(sch.lin_q, k)] for k in range(3)]
+    qa = [q_ext[col(sch.ang_q, k)] for k in range(3)]
+    qdl = [qd_ext[col(sch.lin_qd, k)] for k in range(3)]
+    qda = [qd_ext[col(sch.ang_qd, k)] for k in range(3)]
     pos = soa.add(soa.add(soa.scale(lin[0], ql[0]), soa.scale(lin[1], ql[1])), soa.scale(lin[2], ql[2]))
-    rot_e, transported = euler_chain_soa(ang, qa)
-    is_quat = jnp.asarray(sch.is_quat.array)
-    quat = soa.qnormalize(tuple(q_ext[..., col(sch.quat_q, i)] for i in range(4)))
+    sincos = materialize(lambda a: [(jnp.sin(0.5 * x), jnp.cos(0.5 * x)) for x in a], qa)
+    rot_e, transported = euler_chain_soa(ang, qa, sincos=sincos)
+    is_quat = jnp.asarray(sch.is_quat.array)[:, None]
+    quat = soa.qnormalize(tuple(q_ext[col(sch.quat_q, i)] for i in range(4)))
     rot = soa.where(is_quat, quat, rot_e)
     axes = [ang[0]] + [soa.where(is_quat, ang[k], transported[k]) for k in (1, 2)]
     w = soa.add(soa.add(soa.scale(axes[0], qda[0]), soa.scale(axes[1], qda[1])), soa.scale(axes[2], qda[2]))
@@ -92,19 +84,21 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
     return JointMotionSoA((pos, rot), v, w, tuple(lin), tuple(axes))
 
 
-def euler_chain_soa(axes, angles) -> tuple[tuple, list]:
+def euler_chain_soa(axes, angles, *, sincos=None) -> tuple[tuple, list]:
     """Intrinsic rotation ``R(a0,q0) R(a1,q1) R(a2,q2)`` and its transported axes (SoA).
 
     Args:
         axes: Three SoA axes (zero axes contribute the identity).
         angles: Three angle arrays [rad].
+        sincos: Optional precomputed ``(sin(angle/2), cos(angle/2))`` per angle.
 
     Returns:
         ``(quaternion, [w0, w1, w2])`` where ``w_k`` is axis k after the rotations before it.
     """
-    r0 = soa.qfrom_axis_angle(axes[0], angles[0])
-    r1 = soa.qfrom_axis_angle(axes[1], angles[1])
-    r2 = soa.qfrom_axis_angle(axes[2], angles[2])
+    if sincos is None:
+        r0, r1, r2 = (soa.qfrom_axis_angle(axes[k], angles[k]) for k in range(3))
+    else:
+        r0, r1, r2 = ((*soa.scale(axes[k], sincos[k][0]), sincos[k][1]) for k in range(3))
     r01 = soa.qmul(r0, r1)
     return soa.qmul(r01, r2), [axes[0], soa.qrot(r0, axes[1]), soa.qrot(r01, axes[2])]
 

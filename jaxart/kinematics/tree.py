@@ -19,8 +19,8 @@ Measured per humanoid world at batch 4096 (FK incl. twists): unrolled doubling 8
 doubling 5 µs, levels 2.7 µs. Levels are unrolled, so their compile time grows with depth, hence
 the cut-over.
 
-Values are structure-of-arrays (:mod:`jaxart.math.soa`) with the body axis last, or one stacked
-array with the body axis first; ``n + 1`` entries, the last one is the world.
+Values are pytrees of arrays with the body axis first (SoA components in the lane layout of
+:mod:`jaxart.math.lanes`); ``n + 1`` entries, the last one is the world.
 """
 
 from __future__ import annotations
@@ -61,46 +61,42 @@ def _tree_children(schedule) -> np.ndarray:
     return np.asarray([body_of_joint[int(j)] for j in schedule.tree_joint.array], dtype=np.int64)
 
 
-def _take(values, idx, stacked: bool):
-    if stacked:
-        return values[idx]
-    return soa.take(values, idx)
+def _take(values, idx):
+    return jax.tree_util.tree_map(lambda x: x[idx], values)
 
 
-def _concat(parts: list, stacked: bool):
-    if stacked:
-        return jnp.concatenate(parts, axis=0)
-    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=-1), *parts)
+def _concat(parts: list):
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
 
 
-def _run_levels(levels, combine, values, stacked: bool):
+def _run_levels(levels, combine, values):
     """Level schedule: level 0 as given, level ``d`` = ``combine(parents in d − 1, own)``."""
-    outs = [_take(values, levels[0][0], stacked)]
+    outs = [_take(values, levels[0][0])]
     for slots, par_pos in levels[1:]:
-        outs.append(combine(_take(outs[-1], par_pos, stacked), _take(values, slots, stacked)))
+        outs.append(combine(_take(outs[-1], par_pos), _take(values, slots)))
     order = np.concatenate([lv for lv, _ in levels])
-    return _take(_concat(outs, stacked), np.argsort(order), stacked)
+    return _take(_concat(outs), np.argsort(order))
 
 
-def _run_doubling(schedule, combine, values, stacked: bool):
+def _run_doubling(schedule, combine, values):
     """Looped pointer doubling: ``v ← combine(v[ancestor 2**r up], v)`` per round."""
     if not schedule.doubling:
         return values
     ptrs = jnp.asarray(np.stack([p.array for p in schedule.doubling]))
 
     def step(ptr, v):
-        return combine(_take(v, ptr, stacked), v)
+        return combine(_take(v, ptr), v)
 
     if ptrs.shape[0] == 1:
         return step(ptrs[0], values)
     return jax.lax.fori_loop(0, ptrs.shape[0], lambda r, v: step(ptrs[r], v), values)
 
 
-def _traverse(schedule, combine, values, stacked: bool):
+def _traverse(schedule, combine, values):
     levels = _levels(schedule)
     if levels is None:
-        return _run_doubling(schedule, combine, values, stacked)
-    return _run_levels(levels, combine, values, stacked)
+        return _run_doubling(schedule, combine, values)
+    return _run_levels(levels, combine, values)
 
 
 def compose_down(schedule, local: tuple) -> tuple:
@@ -110,22 +106,17 @@ def compose_down(schedule, local: tuple) -> tuple:
         schedule: The model's :class:`~jaxart.sim.topology.KinematicSchedule`.
         local: SoA transform ``(p, q)`` of each body relative to its tree parent (for roots and
             bodies without a tree joint: their world pose); the last entry is the world (identity).
-            A stacked ``(n + 1, 7)`` array (body axis first) is accepted too.
+            Body axis first (any trailing axes, e.g. lanes).
 
     Returns:
         World transforms in the same form as ``local``.
     """
-    if not isinstance(local, tuple):  # stacked (n + 1, 7) array: body axis first
-        return soa.from_transform(compose_down(schedule, soa.to_transform(local)))
-    return _traverse(schedule, soa.tmul, local, stacked=False)
+    return _traverse(schedule, soa.tmul, local)
 
 
 def accumulate_down(schedule, values):
-    """Sum ``values`` over each body's ancestors-or-self.
+    """Sum ``values`` (a pytree of arrays, body axis first) over each body's ancestors-or-self.
 
-    ``values`` is a tuple (pytree) of SoA arrays with the body axis last, or one stacked array
-    with the body axis first. The last body entry (world) must be zero.
+    The last body entry (world) must be zero.
     """
-    if not isinstance(values, tuple):  # a stacked array: body axis first
-        return _traverse(schedule, jnp.add, values, stacked=True)
-    return _traverse(schedule, lambda a, b: jax.tree_util.tree_map(jnp.add, a, b), values, stacked=False)
+    return _traverse(schedule, lambda a, b: jax.tree_util.tree_map(jnp.add, a, b), values)
