@@ -128,7 +128,7 @@ def fk_frames_lanes(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
     one = jnp.ones((1, 1), body_q_base.dtype)
     ident = ((one * 0,) * 3, (one * 0,) * 3 + (one,))
     stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], local, base, ident)
-    world = compose_down(sch, stacked)
+    world = compose_down(sch, stacked, unroll=joint_q.shape[-1] > 1)
     com_w = soa.tpoint(_head(world, n), _comps(model.body_com))
     x_wpa = soa.tmul(_take(world, sch.body_parent.array[child]), x_p)
     anchor = soa.tpoint(x_wpa, mo.X_j[0])
@@ -154,7 +154,7 @@ def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
     zero = jnp.zeros((1, 1), body_q_base.dtype)
     zeros = ((zero,) * 3, (zero,) * 3)
     twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], twist_j, twist_b, zeros)
-    return fr.world, accumulate_down(sch, twists), fr.com_w
+    return fr.world, accumulate_down(sch, twists, unroll=joint_q.shape[-1] > 1), fr.com_w
 
 
 def _comps(a: jnp.ndarray) -> tuple:
