@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math import inv3, quat_integrate, quat_rotate, quat_rotate_inv
+from jaxart.math.small import dot_last, matvec
 from jaxart.sim.enums import BodyFlags
 
 
@@ -28,7 +29,7 @@ def inverse_mass_properties(model, dtype):
 
 
 def _det3(a):
-    return jnp.sum(a[..., 0, :] * jnp.cross(a[..., 1, :], a[..., 2, :]), -1)
+    return dot_last(a[..., 0, :], jnp.cross(a[..., 1, :], a[..., 2, :]))
 
 
 def kinematic_mask(model) -> np.ndarray:
@@ -58,8 +59,8 @@ def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: flo
     v1 = v0 + (body_f[:, :3] * inv_m[:, None] + g * (inv_m > 0.0)[:, None]) * dt
     x1 = x_com + v1 * dt
     wb = quat_rotate_inv(r0, w0)
-    tb = quat_rotate_inv(r0, body_f[:, 3:]) - jnp.cross(wb, jnp.einsum("nij,nj->ni", inertia, wb))
-    w1 = quat_rotate(r0, wb + jnp.einsum("nij,nj->ni", inv_i, tb) * dt)
+    tb = quat_rotate_inv(r0, body_f[:, 3:]) - jnp.cross(wb, matvec(inertia, wb))
+    w1 = quat_rotate(r0, wb + matvec(inv_i, tb) * dt)
     r1 = quat_integrate(r0, w1, dt)
     w1 = w1 * (1.0 - angular_damping * dt)
     q_new = jnp.concatenate([x1 - quat_rotate(r1, com), r1], -1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -34,7 +33,11 @@ from jaxart.math import (
     transform_mul,
     transform_point,
 )
+from jaxart.math.small import dot_last, matmul
 from jaxart.sim.enums import JointTargetMode, JointType
+from jaxart.solvers.maximal_sums import segment_sum
+
+_IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 
 
 def constrained_joints(st) -> np.ndarray:
@@ -125,7 +128,7 @@ class JointFrames(NamedTuple):
 def extend_world(body_q: jnp.ndarray, body_qd: jnp.ndarray):
     """Append the world (identity pose, zero twist) as body ``body_count``."""
     dt = body_q.dtype
-    ident = jnp.zeros((1, 7), dt).at[0, 6].set(1.0)
+    ident = jnp.asarray(_IDENT, dt)
     return jnp.concatenate([body_q, ident], 0), jnp.concatenate([body_qd, jnp.zeros((1, 6), dt)], 0)
 
 
@@ -156,7 +159,7 @@ def rotation_vector(q: jnp.ndarray) -> jnp.ndarray:
     """Shortest-arc rotation vector (axis·angle) of unit quaternions ``(..., 4)``, NaN-free."""
     q = jnp.where(q[..., 3:] < 0.0, -q, q)
     v, w = q[..., :3], q[..., 3]
-    n2 = jnp.sum(v * v, -1)
+    n2 = dot_last(v, v)
     small = n2 < 1e-12
     n = jnp.sqrt(jnp.where(small, 1.0, n2))
     k = jnp.where(small, 2.0 / jnp.maximum(w, 1e-6), 2.0 * safe_atan2(n, w) / n)
@@ -188,10 +191,10 @@ def angular_coordinates(n_ang: np.ndarray, axes: jnp.ndarray, q_rel: jnp.ndarray
     two = jnp.asarray(n_ang == 2)[:, None, None]
     three = jnp.asarray(n_ang == 3)[:, None, None]
     basis = jnp.where(two, jnp.stack([a0, jnp.cross(a0, a1), a1], 1), jnp.where(three, axes, eye))
-    s = jnp.sign(jnp.sum(jnp.cross(basis[:, 0], basis[:, 1]) * basis[:, 2], -1))
+    s = jnp.sign(dot_last(jnp.cross(basis[:, 0], basis[:, 1]), basis[:, 2]))
     s = jnp.where(s == 0.0, 1.0, s)
     b_rh = jnp.stack([basis[:, 0], basis[:, 1], jnp.cross(basis[:, 0], basis[:, 1])], axis=-1)
-    m = jnp.swapaxes(b_rh, -1, -2) @ quat_to_matrix(q_rel) @ b_rh
+    m = matmul(matmul(jnp.swapaxes(b_rh, -1, -2), quat_to_matrix(q_rel)), b_rh)
     e = matrix_to_euler_xyz(m)
     angles = jnp.stack([e[:, 0], e[:, 1], s * e[:, 2]], -1)
     _, transported = euler_chain(basis, angles)
@@ -258,7 +261,7 @@ def scatter_body_wrench(nb: int, parent: np.ndarray, child: np.ndarray, r_p, r_c
 
     Returns ``(nb, 6)`` world wrenches about the COMs (the world row is dropped).
     """
-    wc = jnp.concatenate([force_c, torque_c + jnp.cross(r_c, force_c)], -1)
-    wp = jnp.concatenate([-force_c, -torque_c - jnp.cross(r_p, force_c)], -1)
-    seg = jnp.asarray(np.concatenate([child, parent]))
-    return jax.ops.segment_sum(jnp.concatenate([wc, wp], 0), seg, num_segments=nb + 1)[:nb]
+    force = segment_sum(force_c, child, nb) - segment_sum(force_c, parent, nb)
+    torque = (segment_sum(torque_c + jnp.cross(r_c, force_c), child, nb)
+              - segment_sum(torque_c + jnp.cross(r_p, force_c), parent, nb))
+    return jnp.concatenate([force, torque], -1)

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
+from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal_joints import (
     angular_coordinates,
@@ -32,6 +33,7 @@ from jaxart.solvers.maximal_joints import (
     scalar_dof_force,
     scatter_body_wrench,
 )
+from jaxart.solvers.maximal_sums import segment_sum
 
 ANGULAR_DAMPING_SCALE = 0.01  # Newton's scale of the angular attachment damping
 
@@ -53,7 +55,7 @@ def joint_wrenches(model, state, control, *, attach_ke: float, attach_kd: float)
         jf = control.joint_f.astype(total.dtype)
         wrench = jnp.concatenate([gather_dof(jf, st.lin_dof), gather_dof(jf, st.ang_dof)], -1)
         wrench = jnp.where(jnp.asarray(free_on)[:, None], wrench, 0.0)
-        total = total + jnp.zeros((nb + 1, 6), total.dtype).at[st.child].add(wrench)[:nb]
+        total = total + segment_sum(wrench, st.child, nb)
     return total
 
 
@@ -62,30 +64,46 @@ def _constraint_wrenches(model, state, control, st, attach_ke, attach_kd):
     fr = joint_frames(model, state.body_q, state.body_qd)
     jt = st.jtype
     is_free = np.isin(jt, [JointType.FREE, JointType.DISTANCE])
-    lin_f, lin_t = _linear(model, control, st, fr, attach_ke, attach_kd)
-    ang_t = _angular(model, control, st, fr, attach_ke, attach_kd)
-    dist_f = _distance(model, st, fr, attach_ke, attach_kd)
+    attach = not (_static_zero(attach_ke) and _static_zero(attach_kd))  # static: springs present
+    lin_f = _linear(model, control, st, fr, attach_ke, attach_kd, attach=attach)
+    ang_t = _angular(model, control, st, fr, attach_ke, attach_kd, attach=attach)
     on = jnp.asarray(st.enabled & ~is_free)[:, None]
-    dist_on = jnp.asarray(st.enabled & (jt == JointType.DISTANCE))[:, None]
-    force = jnp.where(on, lin_f, 0.0) + jnp.where(dist_on, dist_f, 0.0)
-    torque = jnp.where(on, lin_t + ang_t, 0.0)
+    force = jnp.where(on, lin_f, 0.0)
+    if attach:  # the DISTANCE spring is ke/kd times a bounded term: exactly zero without springs
+        dist_on = jnp.asarray(st.enabled & (jt == JointType.DISTANCE))[:, None]
+        force = force + jnp.where(dist_on, _distance(model, st, fr, attach_ke, attach_kd), 0.0)
+    torque = jnp.where(on, ang_t, 0.0)
     return scatter_body_wrench(nb, st.parent, st.child, fr.r_p, fr.r_c, force, torque)
 
 
-def _linear(model, control, st, fr, ke, kd):
+def _static_zero(x) -> bool:
+    """``x`` is a Python/numpy number equal to zero (e.g. SolverXPBD's passive-force call)."""
+    return isinstance(x, (int, float, np.number)) and float(x) == 0.0
+
+
+def _combine(coef, rows):
+    """``Σ_k coef[:, k] rows[:, k]`` for ``(J, k)`` coefficients and ``(J, k, 3)`` rows."""
+    return sum_axis(coef[:, :, None] * rows, 1)
+
+
+def _linear(model, control, st, fr, ke, kd, *, attach: bool = True):
+    """World force of the linear DOFs plus (``attach``) the attachment springs of the locked directions."""
     lin_ax, _ = gather_joint_axes(model, st)
     axes = rotate_rows(fr.x_p[:, 3:], lin_ax.astype(fr.x_err.dtype))
-    q = jnp.einsum("jkd,jd->jk", axes, fr.x_err)
-    qd = jnp.einsum("jkd,jd->jk", axes, fr.v_err)
+    q = matvec(axes, fr.x_err)
+    qd = matvec(axes, fr.v_err)
     f = scalar_dof_force(model, control, st, st.lin_dof, st.lin_coord, q, qd, angular=False)
     f = f + gather_dof(control.joint_f.astype(q.dtype), st.lin_dof)
-    proj = jnp.einsum("jk,jkd->jd", q, axes)
-    vproj = jnp.einsum("jk,jkd->jd", qd, axes)
-    force = jnp.einsum("jk,jkd->jd", f, axes) - ke * (fr.x_err - proj) - kd * (fr.v_err - vproj)
-    return force, jnp.zeros_like(force)
+    force = _combine(f, axes)
+    if not attach:
+        return force
+    proj = _combine(q, axes)
+    vproj = _combine(qd, axes)
+    return force - ke * (fr.x_err - proj) - kd * (fr.v_err - vproj)
 
 
-def _angular(model, control, st, fr, ke, kd):
+def _angular(model, control, st, fr, ke, kd, *, attach: bool = True):
+    """World torque of the angular DOFs plus (``attach``) the attachment springs (BALL: :func:`_ball`)."""
     dt = fr.x_err.dtype
     kda = kd * ANGULAR_DAMPING_SCALE
     _, ang_ax = gather_joint_axes(model, st)
@@ -93,10 +111,15 @@ def _angular(model, control, st, fr, ke, kd):
     qp = fr.x_p[:, 3:]
     angles, cov = angular_coordinates(st.n_ang, ang_ax, fr.q_rel)
     cov_w = rotate_rows(qp, cov)
-    qd = jnp.einsum("jkd,jd->jk", cov_w, fr.w_err)
+    qd = matvec(cov_w, fr.w_err)
     tau = scalar_dof_force(model, control, st, st.ang_dof, st.ang_coord, angles, qd, angular=True)
     tau = tau + gather_dof(control.joint_f.astype(dt), st.ang_dof)
-    dof_t = jnp.einsum("jk,jkd->jd", tau, cov_w)
+    dof_t = _combine(tau, cov_w)
+    n = st.n_ang[:, None]
+    ball = jnp.asarray(st.jtype == JointType.BALL)[:, None]
+    if not attach:  # no attachment springs: locked rotations carry no torque (n_ang == 0 → 0, as fix_t)
+        torque = jnp.where(jnp.asarray(n == 0), 0.0, dof_t)
+        return jnp.where(ball, _ball(model, control, st, fr, ang_ax), torque)
     # n_ang == 2: the locked middle angle (row 2) is held by the attachment spring
     lock_t = -(ke * angles[:, 2] + kda * qd[:, 2])[:, None] * cov_w[:, 2]
     # n_ang == 1: swing of the axis held by the attachment spring
@@ -105,8 +128,6 @@ def _angular(model, control, st, fr, ke, kd):
     swing_t = -ke * jnp.cross(axis_p, axis_c) - kda * (fr.w_err - qd[:, :1] * axis_p)
     # n_ang == 0: full rotation held
     fix_t = -ke * quat_rotate(qp, rotation_vector(fr.q_rel)) - kda * fr.w_err
-    n = st.n_ang[:, None]
-    ball = jnp.asarray(st.jtype == JointType.BALL)[:, None]
     torque = jnp.where(jnp.asarray(n == 2), dof_t + lock_t, jnp.where(jnp.asarray(n == 1), dof_t + swing_t, dof_t))
     torque = jnp.where(jnp.asarray(n == 0), fix_t, torque)
     return jnp.where(ball, _ball(model, control, st, fr, ang_ax), torque)
@@ -123,9 +144,9 @@ def _ball(model, control, st, fr, ang_ax):
     err = rotation_vector(quat_mul(q_t, quat_conjugate(fr.q_rel)))
     pos = rotation_vector(fr.q_rel)
     w_p = quat_rotate_inv(qp, fr.w_err)
-    e_k = jnp.einsum("jkd,jd->jk", ang_ax, err)
-    p_k = jnp.einsum("jkd,jd->jk", ang_ax, pos)
-    v_k = jnp.einsum("jkd,jd->jk", ang_ax, w_p)
+    e_k = matvec(ang_ax, err)
+    p_k = matvec(ang_ax, pos)
+    v_k = matvec(ang_ax, w_p)
     dof = st.ang_dof
     use_ke, use_kd = jnp.asarray(st.use_ke[dof]), jnp.asarray(st.use_kd[dof])
     v_t = gather_dof(control.joint_target_qd.astype(dt), dof)
@@ -134,7 +155,7 @@ def _ball(model, control, st, fr, ang_ax):
            + gather_dof(model.joint_stiffness.astype(dt), dof) * (gather_dof(model.joint_rest_q, dof) - p_k)
            - gather_dof(model.joint_damping.astype(dt), dof) * v_k
            + gather_dof(control.joint_act.astype(dt), dof) + gather_dof(control.joint_f.astype(dt), dof))
-    return jnp.einsum("jk,jkd->jd", tau, rotate_rows(qp, ang_ax))
+    return _combine(tau, rotate_rows(qp, ang_ax))
 
 
 def _distance(model, st, fr, ke, kd):
@@ -143,7 +164,7 @@ def _distance(model, st, fr, ke, kd):
     d0 = st.lin_dof[:, 0]
     lo = gather_dof(model.joint_limit_lower.astype(dt), d0)
     hi = gather_dof(model.joint_limit_upper.astype(dt), d0)
-    d2 = jnp.sum(fr.x_err * fr.x_err, -1)
+    d2 = dot_last(fr.x_err, fr.x_err)
     ok = d2 > 1e-20
     dist = jnp.sqrt(jnp.where(ok, d2, 1.0))
     u = jnp.where(ok[:, None], fr.x_err / dist[:, None], 0.0)
@@ -151,5 +172,5 @@ def _distance(model, st, fr, ke, kd):
     over = (hi >= 0.0) & (dist > hi)
     under = (lo >= 0.0) & (dist < lo)
     bound = jnp.where(over, hi, lo)
-    mag = ke * (bound - dist) - kd * jnp.sum(u * fr.v_err, -1)
+    mag = ke * (bound - dist) - kd * dot_last(u, fr.v_err)
     return jnp.where((over | under)[:, None], mag[:, None] * u, 0.0)

@@ -24,16 +24,22 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.math import quat_conjugate, quat_mul, transform_inverse, transform_point
+from jaxart.math.small import dot_last
 from jaxart.solvers.maximal_joints import rotation_vector
+from jaxart.solvers.maximal_sums import segment_sum
 from jaxart.solvers.maximal_xpbd_common import (
     Bodies,
+    body_sums,
     gather_rows,
     row_angular_weight,
     row_linear_weight,
     safe_unit,
 )
+
+_IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 
 
 class ContactFrame(NamedTuple):
@@ -57,7 +63,7 @@ def contact_frame(model, body_q, contacts) -> ContactFrame:
     f = body_q.dtype
     ia = jnp.where(contacts.body_a >= 0, contacts.body_a, nb)
     ib = jnp.where(contacts.body_b >= 0, contacts.body_b, nb)
-    q_ext = jnp.concatenate([body_q, jnp.zeros((1, 7), f).at[0, 6].set(1.0)], 0)
+    q_ext = jnp.concatenate([body_q, jnp.asarray(_IDENT, f)], 0)
     n = contacts.normal.astype(f)
     margin = model.shape_margin.astype(f)
     ma = jnp.where(contacts.shape_a >= 0, margin[jnp.maximum(contacts.shape_a, 0)], 0.0)
@@ -102,8 +108,8 @@ def _points(ra, rb, cf: ContactFrame):
 def _weights(b: Bodies, cf: ContactFrame, pen, dyn_a, dyn_b):
     """Newton's per-contact Jacobi weight from the penetrating-contact count of each body."""
     nb1 = b.inv_m.shape[0]
-    cnt = jax.ops.segment_sum(jnp.concatenate([pen, pen]).astype(b.q.dtype), jnp.concatenate([cf.ia, cf.ib]),
-                              num_segments=nb1)
+    pen = pen.astype(b.q.dtype)
+    cnt = segment_sum(jnp.concatenate([pen, pen]), jnp.concatenate([cf.ia, cf.ib]), nb1)
     cnt = jax.lax.stop_gradient(cnt)  # integer counts: no gradient
     na = jnp.where(dyn_a, cnt[cf.ia], 0.0)
     nbb = jnp.where(dyn_b, cnt[cf.ib], 0.0)
@@ -119,7 +125,7 @@ def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, r
     rb = gather_rows(b, cf.ib, q0_ext[:, 3:])
     pa, pb, r_a, r_b = _points(ra, rb, cf)
     n = cf.normal
-    d = jnp.sum(n * (pb - pa), -1)
+    d = dot_last(n, pb - pa)
     pen = cf.active & (d < 0.0)
     weight = _weights(b, cf, pen, ra.inv_m > 0.0, rb.inv_m > 0.0)
     w_n = row_linear_weight(ra, r_a, n) + row_linear_weight(rb, r_b, n)
@@ -128,7 +134,7 @@ def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, r
     lam_n = lam.normal + dn
     # friction: tangential drift of the two contact points since the step start
     drift = pb - pa
-    drift = drift - jnp.sum(drift * n, -1)[:, None] * n
+    drift = drift - dot_last(drift, n)[:, None] * n
     s, t = safe_unit(drift)
     w_t = row_linear_weight(ra, r_a, t) + row_linear_weight(rb, r_b, t)
     on = cf.active & (lam_n > 0.0) & (w_t > 0.0)
@@ -137,7 +143,7 @@ def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, r
     # torsional and rolling: relative rotation since the step start
     rel = (rotation_vector(quat_mul(rb.q[:, 3:], quat_conjugate(rb.extra)))
            - rotation_vector(quat_mul(ra.q[:, 3:], quat_conjugate(ra.extra))))
-    tw = jnp.sum(rel * n, -1)
+    tw = dot_last(rel, n)
     roll_mag, roll_dir = safe_unit(rel - tw[:, None] * n)
     w_tor = row_angular_weight(ra, n) + row_angular_weight(rb, n)
     w_rol = row_angular_weight(ra, roll_dir) + row_angular_weight(rb, roll_dir)
@@ -146,8 +152,8 @@ def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, r
     p = n * dn[:, None] - t * dt_[:, None]  # linear impulse on B (A gets −p)
     ang_b = jnp.cross(r_b, p) - n * (jnp.sign(tw) * d_tor)[:, None] - roll_dir * d_rol[:, None]
     ang_a = -jnp.cross(r_a, p) + n * (jnp.sign(tw) * d_tor)[:, None] + roll_dir * d_rol[:, None]
-    idx = jnp.concatenate([cf.ib, cf.ia])
-    imp = (idx, jnp.concatenate([p, -p]), jnp.concatenate([ang_b, ang_a]))
+    nb = b.inv_m.shape[0] - 1
+    imp = (None, *body_sums(nb, cf.ib, cf.ia, p, ang_b, -p, ang_a))
     return imp, ContactLambda(lam_n, lam.tangent + dt_, lam.torsion + d_tor, lam.rolling + d_rol)
 
 
@@ -160,7 +166,7 @@ def restitution_impulses(b: Bodies, body_qd, qd_pre, cf: ContactFrame, lam: Cont
     """Velocity impulses giving touching contacts the normal velocity ``−e v_n⁻`` (Müller et al.).
 
     ``v_n⁻`` is the relative normal velocity before the position solve; contacts approaching
-    slower than ``2 |g| dt`` are left at rest (no jitter). Returns ``(idx, lin, ang)``.
+    slower than ``2 |g| dt`` are left at rest (no jitter). Returns ``(None, lin, ang)`` (per-body sums).
     """
     zeros = jnp.zeros((1, 6), body_qd.dtype)
     vel_ext = jnp.concatenate([jnp.concatenate([body_qd, zeros], 0), jnp.concatenate([qd_pre, zeros], 0)], -1)
@@ -173,15 +179,15 @@ def restitution_impulses(b: Bodies, body_qd, qd_pre, cf: ContactFrame, lam: Cont
         tw = rows.extra[:, 6 * k:6 * k + 6]
         return tw[:, :3] + jnp.cross(tw[:, 3:], r)
 
-    vn = jnp.sum(n * (vel(rb, r_b, 0) - vel(ra, r_a, 0)), -1)
-    vn_pre = jnp.sum(n * (vel(rb, r_b, 1) - vel(ra, r_a, 1)), -1)
+    vn = dot_last(n, vel(rb, r_b, 0) - vel(ra, r_a, 0))
+    vn_pre = dot_last(n, vel(rb, r_b, 1) - vel(ra, r_a, 1))
     touching = cf.active & (lam.normal > 0.0)
-    threshold = 2.0 * jnp.sqrt(jnp.sum(gravity * gravity)) * dt
+    threshold = 2.0 * jnp.sqrt(dot_last(gravity, gravity)) * dt
     target = jnp.where(vn_pre < -threshold, -cf.restitution * vn_pre, 0.0)
     w_n = row_linear_weight(ra, r_a, n) + row_linear_weight(rb, r_b, n)
     weight = _weights(b, cf, touching, ra.inv_m > 0.0, rb.inv_m > 0.0)
     ok = touching & (w_n > 0.0)
     dv = jnp.where(ok, weight * jnp.maximum(target - vn, 0.0) / jnp.where(ok, w_n, 1.0), 0.0)
     p = n * dv[:, None]
-    idx = jnp.concatenate([cf.ib, cf.ia])
-    return idx, jnp.concatenate([p, -p]), jnp.concatenate([jnp.cross(r_b, p), -jnp.cross(r_a, p)])
+    nb = b.inv_m.shape[0] - 1
+    return (None, *body_sums(nb, cf.ib, cf.ia, p, jnp.cross(r_b, p), -p, -jnp.cross(r_a, p)))

@@ -1,7 +1,7 @@
 """XPBD joint constraints for every joint type (tree, loop-closing and orphan joints alike).
 
 Per joint, three groups of rows (all joints solved together, Jacobi, impulses summed with
-``segment_sum``):
+a per-body sum over static body ids):
 
 * **drives** (one scalar row per PRISMATIC/REVOLUTE/D6/BALL DOF with a drive): the implicit PD force
   ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math import quat_normalize
+from jaxart.math.small import dot_last, matmul, matvec, sum_axis
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal_joints import (
     angular_coordinates,
@@ -44,8 +45,8 @@ from jaxart.solvers.maximal_joints import (
 )
 from jaxart.solvers.maximal_xpbd_common import (
     Bodies,
-    angular_weight,
-    linear_weight,
+    body_sums,
+    quad,
     safe_unit,
     xpbd_delta,
 )
@@ -69,7 +70,7 @@ def joint_coords(model, st, body_q, *, angular: bool = True) -> JointCoords:
     lin_ax, ang_ax = gather_joint_axes(model, st)
     qp = fr.x_p[:, 3:]
     axes_w = rotate_rows(qp, lin_ax.astype(dt))
-    q_lin = jnp.einsum("jkd,jd->jk", axes_w, fr.x_err)
+    q_lin = matvec(axes_w, fr.x_err)
     if not angular:
         return JointCoords(fr, axes_w, q_lin, None, None, ang_ax.astype(dt))
     angles, cov = angular_coordinates(st.n_ang, ang_ax.astype(dt), fr.q_rel)
@@ -115,41 +116,41 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     return DriveTargets(jnp.clip(target, lo, hi), k)
 
 
-def _impulses_linear(st, fr, n, dlam):
-    """Child/parent positional impulses of linear rows ``(J, k)`` with directions ``(J, k, 3)``."""
-    p = n * dlam[..., None]
-    ang_c = jnp.cross(fr.r_c[:, None, :], p)
-    ang_p = -jnp.cross(fr.r_p[:, None, :], p)
-    k = p.shape[1]
-    idx = np.concatenate([np.repeat(st.child, k), np.repeat(st.parent, k)])
-    lin = jnp.concatenate([p.reshape(-1, 3), -p.reshape(-1, 3)])
-    ang = jnp.concatenate([ang_c.reshape(-1, 3), ang_p.reshape(-1, 3)])
-    return idx, lin, ang
+def _combine(coef, rows):
+    """``Σ_k coef[:, k] rows[:, k]`` for ``(J, k)`` coefficients and ``(J, k, 3)`` rows."""
+    return sum_axis(coef[:, :, None] * rows, 1)
 
 
-def _impulses_angular(st, g, dlam):
-    """Child/parent angular impulses of rows with gradients ``g (J, k, 3)``."""
-    a = g * dlam[..., None]
-    k = a.shape[1]
-    idx = np.concatenate([np.repeat(st.child, k), np.repeat(st.parent, k)])
-    return idx, jnp.zeros((2 * a.shape[0] * k, 3), a.dtype), jnp.concatenate([a.reshape(-1, 3), -a.reshape(-1, 3)])
+def _impulses_linear(nb, st, fr, n, dlam):
+    """Per-body positional impulses ``(None, p (nb, 3), L (nb, 3))`` of linear rows ``(J, k)`` along ``n (J, k, 3)``.
+
+    The rows of a joint share its anchor levers, so they are summed per joint first.
+    """
+    p = sum_axis(n * dlam[..., None], 1)
+    return (None, *body_sums(nb, st.child, st.parent, p, jnp.cross(fr.r_c, p), -p, -jnp.cross(fr.r_p, p)))
+
+
+def _impulses_angular(nb, st, g, dlam):
+    """Per-body angular impulses ``(None, None, L (nb, 3))`` of rows with gradients ``g (J, k, 3)``."""
+    a = sum_axis(g * dlam[..., None], 1)
+    return (None, *body_sums(nb, st.child, st.parent, None, a, None, -a))
 
 
 def _lin_w(b: Bodies, st, fr, n):
-    k = n.shape[1]
-    par, chi = np.repeat(st.parent[:, None], k, 1), np.repeat(st.child[:, None], k, 1)
-    rp = jnp.broadcast_to(fr.r_p[:, None, :], n.shape)
-    rc = jnp.broadcast_to(fr.r_c[:, None, :], n.shape)
-    w = linear_weight(b, par.reshape(-1), rp.reshape(-1, 3), n.reshape(-1, 3))
-    w = w + linear_weight(b, chi.reshape(-1), rc.reshape(-1, 3), n.reshape(-1, 3))
-    return w.reshape(n.shape[:2])
+    """``(J, k)`` generalised inverse masses of linear rows ``n (J, k, 3)`` (one gather per joint body)."""
+    w_p = _row_w(b, st.parent, jnp.cross(fr.r_p[:, None, :], n))
+    w_c = _row_w(b, st.child, jnp.cross(fr.r_c[:, None, :], n))
+    return (b.inv_m[st.parent] + b.inv_m[st.child])[:, None] + w_p + w_c
 
 
 def _ang_w(b: Bodies, st, g):
-    k = g.shape[1]
-    par, chi = np.repeat(st.parent, k), np.repeat(st.child, k)
-    flat = g.reshape(-1, 3)
-    return (angular_weight(b, par, flat) + angular_weight(b, chi, flat)).reshape(g.shape[:2])
+    """``(J, k)`` generalised inverse masses of angular rows ``g (J, k, 3)``."""
+    return _row_w(b, st.parent, g) + _row_w(b, st.child, g)
+
+
+def _row_w(b: Bodies, body, v):
+    """``vᵀ I_w⁻¹ v`` of rows ``v (J, k, 3)`` on the bodies ``body (J,)``."""
+    return quad(b.inv_iw[body][:, None], v)
 
 
 def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
@@ -160,9 +161,10 @@ def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
     alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)
     w = jnp.concatenate([_lin_w(b, st, jc.fr, jc.lin_axes), _ang_w(b, st, jc.cov)], 1)
     dlam = jnp.where(on, xpbd_delta(c, lam, w, alpha_t), 0.0)
-    i1, l1, a1 = _impulses_linear(st, jc.fr, jc.lin_axes, dlam[:, :3])
-    i2, l2, a2 = _impulses_angular(st, jc.cov, dlam[:, 3:])
-    return (np.concatenate([i1, i2]), jnp.concatenate([l1, l2]), jnp.concatenate([a1, a2])), lam + dlam
+    nb = b.inv_m.shape[0] - 1
+    _, lin, a1 = _impulses_linear(nb, st, jc.fr, jc.lin_axes, dlam[:, :3])
+    _, _, a2 = _impulses_angular(nb, st, jc.cov, dlam[:, 3:])
+    return (None, lin, a1 + a2), lam + dlam
 
 
 def _linear_error(model, st, jc: JointCoords):
@@ -172,9 +174,9 @@ def _linear_error(model, st, jc: JointCoords):
     lo = gather_dof(model.joint_limit_lower.astype(f), st.lin_dof)
     hi = gather_dof(model.joint_limit_upper.astype(f), st.lin_dof)
     free_ax = jnp.asarray(np.arange(3)[None, :] < st.n_lin[:, None])
-    proj = jnp.einsum("jk,jkd->jd", jnp.where(free_ax, jc.q_lin, 0.0), jc.lin_axes)
+    proj = _combine(jnp.where(free_ax, jc.q_lin, 0.0), jc.lin_axes)
     viol = jnp.where(free_ax, jc.q_lin - jnp.clip(jc.q_lin, lo, hi), 0.0)
-    err = fr.x_err - proj + jnp.einsum("jk,jkd->jd", viol, jc.lin_axes)
+    err = fr.x_err - proj + _combine(viol, jc.lin_axes)
     dist, u = safe_unit(fr.x_err)
     dlo = jnp.where(lo[:, 0] >= 0.0, lo[:, 0], 0.0)
     dhi = jnp.where(hi[:, 0] >= 0.0, hi[:, 0], jnp.inf)
@@ -191,7 +193,7 @@ def solve_linear(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation
     w = _lin_w(b, st, jc.fr, n[:, None, :])[:, 0]
     dlam = relaxation * xpbd_delta(c, lam, w, compliance / (dt * dt))
     dlam = jnp.where(c > 0.0, dlam, 0.0)
-    return _impulses_linear(st, jc.fr, n[:, None, :], dlam[:, None]), lam + dlam
+    return _impulses_linear(b.inv_m.shape[0] - 1, st, jc.fr, n[:, None, :], dlam[:, None]), lam + dlam
 
 
 def _angular_rows(model, st, jc: JointCoords):
@@ -202,7 +204,7 @@ def _angular_rows(model, st, jc: JointCoords):
     axis_p = rotate_rows(qp, jc.ang_axes)[:, 0]
     axis_c = rotate_rows(fr.x_c[:, 3:], jc.ang_axes)[:, 0]
     s, g_swing = safe_unit(jnp.cross(axis_p, axis_c))
-    swing = jnp.arctan2(s, jnp.sum(axis_p * axis_c, -1))
+    swing = jnp.arctan2(s, dot_last(axis_p, axis_c))
     rot = rotate_rows(qp, rotation_vector(fr.q_rel)[:, None, :])[:, 0]
     fix, g_fix = safe_unit(rot)
     n_ang, jt = st.n_ang, st.jtype
@@ -227,7 +229,7 @@ def log_jacobian_inv(theta: jnp.ndarray) -> jnp.ndarray:
 
     ``J⁻¹ = I − ½[θ]× + (1/θ² − (1 + cos θ)/(2 θ sin θ)) [θ]×²`` (coefficient → 1/12 as θ → 0).
     """
-    t2 = jnp.sum(theta * theta, -1)
+    t2 = dot_last(theta, theta)
     small = t2 < 1e-8
     t = jnp.sqrt(jnp.where(small, 1.0, t2))
     coef = jnp.where(small, 1.0 / 12.0, 1.0 / jnp.where(small, 1.0, t2)
@@ -236,7 +238,7 @@ def log_jacobian_inv(theta: jnp.ndarray) -> jnp.ndarray:
     zero = jnp.zeros_like(x)
     sk = jnp.stack([jnp.stack([zero, -z, y], -1), jnp.stack([z, zero, -x], -1), jnp.stack([-y, x, zero], -1)], -2)
     eye = jnp.eye(3, dtype=theta.dtype)
-    return eye - 0.5 * sk + coef[:, None, None] * (sk @ sk)
+    return eye - 0.5 * sk + coef[:, None, None] * matmul(sk, sk)
 
 
 def solve_angular(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation: float):
@@ -246,4 +248,4 @@ def solve_angular(model, st, b: Bodies, lam, dt, *, compliance: float, relaxatio
     w = _ang_w(b, st, g)
     dlam = relaxation * xpbd_delta(c, lam, w, compliance / (dt * dt))
     dlam = jnp.where(c != 0.0, dlam, 0.0)
-    return _impulses_angular(st, g, dlam), lam + dlam
+    return _impulses_angular(b.inv_m.shape[0] - 1, st, g, dlam), lam + dlam

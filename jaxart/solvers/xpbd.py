@@ -70,6 +70,8 @@ from jaxart.solvers.maximal_xpbd_joints import drive_targets, solve_angular, sol
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
 
+_IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
+
 
 @jax.tree_util.register_pytree_node_class
 class SolverXPBD(SolverBase):
@@ -192,7 +194,7 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         drive_on = has_joints and (has_drives(st) or _has_ball_drives(st))
         has_contacts = contacts is not None and contacts.capacity > 0
         drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
-        q0_ext = jnp.concatenate([state.body_q, jnp.zeros((1, 7), f).at[0, 6].set(1.0)], 0)
+        q0_ext = jnp.concatenate([state.body_q, jnp.asarray(_IDENT, f)], 0)
         cf = contact_frame(model, state.body_q, contacts) if has_contacts else None
         nj = model.joint_count
 
