@@ -74,28 +74,20 @@ def gather_rows(b: Bodies, idx, extra: jnp.ndarray | None = None) -> BodyRows:
 
 
 def row_linear_weight(r_rows: BodyRows, r: jnp.ndarray, n: jnp.ndarray) -> jnp.ndarray:
-    """:func:`linear_weight` on gathered rows."""
+    """Generalised inverse mass ``m⁻¹ + (r × n)ᵀ I_w⁻¹ (r × n)`` of a point constraint along ``n`` at lever
+    ``r`` on gathered body rows."""
     return r_rows.inv_m + quad(r_rows.inv_iw, jnp.cross(r, n))
 
 
 def row_angular_weight(r_rows: BodyRows, g: jnp.ndarray) -> jnp.ndarray:
-    """:func:`angular_weight` on gathered rows."""
+    """Generalised inverse mass ``gᵀ I_w⁻¹ g`` of a rotational constraint with gradient ``g`` on gathered
+    body rows."""
     return quad(r_rows.inv_iw, g)
 
 
 def quad(inv_iw: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
     """``vᵀ I_w⁻¹ v`` for stacked ``(..., 3, 3)`` and ``(..., 3)`` (broadcasting)."""
     return dot_last(v, matvec(inv_iw, v))
-
-
-def linear_weight(b: Bodies, idx, r: jnp.ndarray, n: jnp.ndarray) -> jnp.ndarray:
-    """Generalised inverse mass of a point constraint along ``n`` at lever ``r`` on bodies ``idx``."""
-    return b.inv_m[idx] + quad(b.inv_iw[idx], jnp.cross(r, n))
-
-
-def angular_weight(b: Bodies, idx, g: jnp.ndarray) -> jnp.ndarray:
-    """Generalised inverse mass of a rotational constraint with gradient ``g`` on bodies ``idx``."""
-    return quad(b.inv_iw[idx], g)
 
 
 def xpbd_delta(c: jnp.ndarray, lam: jnp.ndarray, w: jnp.ndarray, alpha_tilde) -> jnp.ndarray:
