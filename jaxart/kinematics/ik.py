@@ -14,6 +14,7 @@ from jaxart.math import (
     quat_rotate_inv,
     quat_to_matrix,
     quat_twist_angle,
+    small,
     transform_identity,
     transform_inverse,
     transform_mul,
@@ -75,10 +76,10 @@ def ik_all(model, body_q, body_qd, joint_q, joint_qd):
     w_p = quat_rotate_inv(qp, w_rel)
     lin_axes, ang_axes = gather_axes(model)
     pad = jnp.asarray(np.arange(3)[None, :] >= sch.n_lin.array[:, None], dt)
-    gram = lin_axes @ jnp.swapaxes(lin_axes, -1, -2) + pad[:, :, None] * jnp.eye(3, dtype=dt)
+    gram = small.matmul(lin_axes, jnp.swapaxes(lin_axes, -1, -2)) + pad[:, :, None] * jnp.eye(3, dtype=dt)
     g_inv = inv3(gram)
-    q_lin = jnp.einsum("tij,tjk,tk->ti", g_inv, lin_axes, x_j[:, :3])
-    qd_lin = jnp.einsum("tij,tjk,tk->ti", g_inv, lin_axes, v_p)
+    q_lin = small.matvec(g_inv, small.matvec(lin_axes, x_j[:, :3]))
+    qd_lin = small.matvec(g_inv, small.matvec(lin_axes, v_p))
     q_ang, qd_ang = _angular(sch, ang_axes, x_j[:, 3:], w_p)
 
     q_ext = jnp.concatenate([joint_q, jnp.zeros((2,), dt)])
@@ -101,16 +102,16 @@ def _angular(sch, axes, q_rel, w_p):
     three = jnp.asarray(n_ang == 3)[:, None, None]
     # 2 axes: decompose in (a0, a0 x a1, a1) with the middle (locked) angle ~ 0 (Newton)
     basis = jnp.where(two, jnp.stack([a0, jnp.cross(a0, a1), a1], 1), jnp.where(three, axes, eye))
-    s = jnp.sign(jnp.sum(jnp.cross(basis[:, 0], basis[:, 1]) * basis[:, 2], -1))
+    s = jnp.sign(small.dot_last(jnp.cross(basis[:, 0], basis[:, 1]), basis[:, 2]))
     s = jnp.where(s == 0.0, 1.0, s)
     b_rh = jnp.stack([basis[:, 0], basis[:, 1], jnp.cross(basis[:, 0], basis[:, 1])], axis=-1)  # columns
-    m = jnp.swapaxes(b_rh, -1, -2) @ quat_to_matrix(q_rel) @ b_rh
+    m = small.matmul(small.matmul(jnp.swapaxes(b_rh, -1, -2), quat_to_matrix(q_rel)), b_rh)
     e = matrix_to_euler_xyz(m)
     angles = jnp.stack([e[:, 0], e[:, 1], s * e[:, 2]], -1)
     _, transported = euler_chain(basis, angles)
-    vel = jnp.einsum("tij,tj->ti", inv3(jnp.swapaxes(transported, -1, -2)), w_p)
+    vel = small.matvec(inv3(jnp.swapaxes(transported, -1, -2)), w_p)
     one_q = quat_twist_angle(a0, q_rel)
-    one_qd = jnp.sum(a0 * w_p, -1)
+    one_qd = small.dot_last(a0, w_p)
     n1 = jnp.asarray(n_ang == 1)[:, None]
     pick = jnp.where(jnp.asarray(n_ang == 2)[:, None], jnp.array([0, 2, 1]), jnp.array([0, 1, 2]))
     angles = jnp.take_along_axis(angles, pick, -1)
