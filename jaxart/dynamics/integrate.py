@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.math import (
     quat_integrate,
@@ -69,7 +72,27 @@ def integrate_coords(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> 
     free_p = lin_old + quat_rotate(quat, r_com) + dt * qdl - quat_rotate(quat_new, r_com)
     lin_new = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], free_p, lin_old + dt * qdl)
     ang_new = q_ext[sch.ang_q.array] + dt * qda
-    is_quat = jnp.asarray(sch.is_quat.array)[:, None]
-    out = q_ext.at[sch.lin_q.array].set(lin_new).at[sch.ang_q.array].set(ang_new)
-    out = out.at[sch.quat_q.array].set(jnp.where(is_quat, quat_new, q_ext[sch.quat_q.array]))
-    return out[:nq]
+    parts = jnp.concatenate([lin_new.ravel(), ang_new.ravel(), quat_new.ravel(), q_ext])
+    return parts[_coord_sources(sch, nq)]
+
+
+@functools.lru_cache(maxsize=64)
+def _coord_sources(sch, nq: int) -> np.ndarray:
+    """Static ``(nq,)`` position of every new coordinate in ``concat(lin, ang, quat, q_ext)``.
+
+    A gather instead of three ``.at[].set`` scatters (serial loops on XLA:CPU: 1.1 µs per humanoid
+    world at batch 1024). Later sources override earlier ones as the scatters did; coordinates of
+    non-tree joints keep their ``q_ext`` value, and so do quaternion slots of joints without one.
+    """
+    lin, ang, quat = sch.lin_q.array, sch.ang_q.array, sch.quat_q.array
+    offsets = np.cumsum([0, lin.size, ang.size, quat.size])
+    src = offsets[3] + np.arange(nq)
+    for offset, idx in ((offsets[0], lin.ravel()), (offsets[1], ang.ravel())):
+        valid = idx < nq
+        src[idx[valid]] = offset + np.flatnonzero(valid)
+    rows = np.flatnonzero(sch.is_quat.array)
+    idx = quat[rows].ravel()
+    pos = offsets[2] + (rows[:, None] * 4 + np.arange(4)).ravel()
+    valid = idx < nq
+    src[idx[valid]] = pos[valid]
+    return src

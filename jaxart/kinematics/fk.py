@@ -143,18 +143,30 @@ def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
         ``(world, origin_twist, com_w)``: world transforms ``(n + 1)`` (last = world), twists
         ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, SoA lanes.
     """
-    sch = model.schedule
     fr = fk_frames_lanes(model, joint_q, joint_qd, body_q_base)
+    return fr.world, fk_twists_lanes(model, fr, body_qd_base, unroll=joint_q.shape[-1] > 1), fr.com_w
+
+
+def fk_twists_lanes(model, fr: FrameTerms, body_qd_base, *, unroll: bool = False) -> tuple:
+    """World-origin twists ``(v_at_world_origin, ω)`` of the ``n + 1`` bodies (last = world), SoA lanes.
+
+    Args:
+        model: The model.
+        fr: :func:`fk_frames_lanes` of the same coordinates and velocities.
+        body_qd_base: ``(n, 6, L)`` COM twists used for bodies without a tree joint.
+        unroll: Unroll the tree levels (forward-only lane code, see :mod:`jaxart.kinematics.tree`).
+    """
+    sch = model.schedule
     # joint twists referenced at the world origin: (v_ref - w x r, w)
     w = soa.qrot(fr.x_wpa[1], fr.motion.w)
     v = soa.qrot(fr.x_wpa[1], fr.motion.v)
     twist_j = (soa.sub(v, soa.cross(w, fr.ref)), w)
     bv, bw = _comps(body_qd_base[:, :3]), _comps(body_qd_base[:, 3:])
     twist_b = (soa.sub(bv, soa.cross(bw, fr.com_w)), bw)
-    zero = jnp.zeros((1, 1), body_q_base.dtype)
+    zero = jnp.zeros((1, 1), body_qd_base.dtype)
     zeros = ((zero,) * 3, (zero,) * 3)
     twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], twist_j, twist_b, zeros)
-    return fr.world, accumulate_down(sch, twists, unroll=joint_q.shape[-1] > 1), fr.com_w
+    return accumulate_down(sch, twists, unroll=unroll)
 
 
 def _comps(a: jnp.ndarray) -> tuple:

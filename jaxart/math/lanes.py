@@ -100,8 +100,9 @@ def materialize(fn: Callable, *args):
     XLA:CPU fuses a producer into every consumer and re-evaluates it there (it has no multi-output
     loop fusion and drops ``optimization_barrier``), so an expensive stage feeding many outputs
     (e.g. joint sines/cosines feeding seven transform components of every body) is recomputed
-    per consumer. Running the stage as a ``lax.scan`` over :data:`STAGE_CHUNKS` lane chunks puts a
-    loop boundary behind it. With fewer lanes than chunks it is a plain call.
+    per consumer. Running the stage as a ``lax.fori_loop`` over :data:`STAGE_CHUNKS` lane chunks
+    puts a loop boundary behind it; the chunks are dynamic slices of the lane axis (no transposes)
+    and the outputs are written in place. With fewer lanes than chunks it is a plain call.
 
     Args:
         fn: Function of lane pytrees.
@@ -114,16 +115,21 @@ def materialize(fn: Callable, *args):
     size = max((x.shape[-1] for x in leaves), default=1)
     if size < STAGE_CHUNKS or size % STAGE_CHUNKS:
         return fn(*args)
+    chunk = size // STAGE_CHUNKS
     flat, treedef = jax.tree_util.tree_flatten(args)
-    lanes_idx = [k for k, x in enumerate(flat) if x.shape[-1] == size]
-    split = lambda x: jnp.moveaxis(x.reshape(*x.shape[:-1], STAGE_CHUNKS, -1), -2, 0)  # noqa: E731
 
-    def body(carry, xs):
-        merged = list(flat)
-        for k, x in zip(lanes_idx, xs, strict=True):
-            merged[k] = x
-        out = fn(*jax.tree_util.tree_unflatten(treedef, merged))
-        return carry, jax.tree_util.tree_map(lambda y: jnp.broadcast_to(y, (*y.shape[:-1], size // STAGE_CHUNKS)), out)
+    def call(start):
+        part = [jax.lax.dynamic_slice_in_dim(x, start, chunk, axis=x.ndim - 1) if x.shape[-1] == size else x
+                for x in flat]
+        out = fn(*jax.tree_util.tree_unflatten(treedef, part))
+        return jax.tree_util.tree_map(lambda y: jnp.broadcast_to(y, (*y.shape[:-1], chunk)), out)
 
-    _, out = jax.lax.scan(body, None, [split(flat[k]) for k in lanes_idx])
-    return jax.tree_util.tree_map(lambda y: jnp.moveaxis(y, 0, -2).reshape(*y.shape[1:-1], -1), out)
+    shapes = jax.eval_shape(call, 0)
+    init = jax.tree_util.tree_map(lambda sd: jnp.zeros((*sd.shape[:-1], size), sd.dtype), shapes)
+
+    def body(k, acc):
+        start = k * chunk
+        return jax.tree_util.tree_map(
+            lambda a, y: jax.lax.dynamic_update_slice_in_dim(a, y, start, axis=a.ndim - 1), acc, call(start))
+
+    return jax.lax.fori_loop(0, STAGE_CHUNKS, body, init)

@@ -45,6 +45,7 @@ import numpy as np
 
 from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
+from jaxart.dynamics.aba import aba_accelerations
 from jaxart.dynamics.convert import joint_f_to_generalized
 from jaxart.dynamics.forward_dynamics import solve_blocks
 from jaxart.dynamics.integrate import integrate_coords
@@ -63,7 +64,11 @@ _DRIVES = ("implicit", "explicit")
 
 @jax.tree_util.register_pytree_node_class
 class SolverFeatherstone(SolverBase):
-    """Joint-space semi-implicit Euler with CRBA + RNEA and a dense per-articulation Cholesky solve.
+    """Joint-space semi-implicit Euler; accelerations by the articulated-body algorithm.
+
+    The implicit terms and armature enter the scalar pivots of :mod:`jaxart.dynamics.aba`; models
+    with implicit DISTANCE limits (a rank-one coupling of the joint's DOFs) use CRBA + RNEA and a
+    dense per-articulation Cholesky solve instead.
 
     The solver is a pytree (the model is its only leaf), so ``jax.jit(lambda s, x: s.step(...))``
     and ``vmap`` over randomised models work. See the module docstring for the feature table.
@@ -171,12 +176,15 @@ def joint_accelerations(model: Model, state: State, control: Control, dt, *, imp
     """``(joint_dof_count,)`` accelerations of one semi-implicit step (all forces, implicit terms)."""
     lay = dynamics_layout(model)
     nd = model.joint_dof_count
-    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
     body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
-    f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
-    bias = rnea(terms, lay, None, f_ext)
     f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
                                   friction_eps=friction_eps)
+    if dyad is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
+        return aba_accelerations(model, state.joint_q, state.joint_qd, state.body_q, control.joint_f, f0,
+                                 model.joint_armature + diag, body_f)
+    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
+    f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
+    bias = rnea(terms, lay, None, f_ext)
     tau = joint_f_to_generalized(model, terms.cols, control.joint_f) + f0
     h = crba(terms, lay)
     h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * (block_armature(model, lay) + gather_dofs(lay, diag))[:, None, :]
