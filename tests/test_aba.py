@@ -45,11 +45,15 @@ def _random_state(model, seed):
 
 
 def _aba(model, st, joint_f, tau_extra=None, d_extra=None):
+    """The lane kernel: a batch of two copies under ``vmap`` (unbatched calls and batches of one use the
+    dense solve)."""
     nd = model.joint_dof_count
     tau_extra = jnp.zeros(nd, F64) if tau_extra is None else tau_extra
     d_extra = model.joint_armature if d_extra is None else d_extra
-    return jax.jit(aba_accelerations)(model, st.joint_q, st.joint_qd, st.body_q, joint_f, tau_extra, d_extra,
-                                      st.body_f)
+    return _ABA_ONE(model, jnp.stack([st.joint_q] * 2), st.joint_qd, st.body_q, joint_f, tau_extra, d_extra, st.body_f)[0]
+
+
+_ABA_ONE = jax.jit(jax.vmap(aba_accelerations, in_axes=(None, 0, None, None, None, None, None, None)))
 
 
 MODELS = {
@@ -72,6 +76,11 @@ def test_matches_dense_forward_dynamics(name, monkeypatch):
     got = _aba(model, st, joint_f)
     aba_schedule_module._schedule.cache_clear()
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(ref))))
+    # unbatched calls take the dense path (same values)
+    nd = model.joint_dof_count
+    plain = jax.jit(aba_accelerations)(model, st.joint_q, st.joint_qd, st.body_q, joint_f, jnp.zeros(nd, F64),
+                                       model.joint_armature, st.body_f)
+    np.testing.assert_allclose(plain, got, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(ref))))
 
 
 def test_extra_diagonal_and_generalized_forces():
@@ -166,8 +175,8 @@ def test_gradients_match_finite_differences():
     x0 = jnp.concatenate([st.joint_q, st.joint_qd, joint_f, model.body_mass])
     h = 1e-6
     steps = h * jnp.eye(x0.size)
-    fd = jax.jit(jax.vmap(f))(x0 + steps) - jax.jit(jax.vmap(f))(x0 - steps)  # lane (batch-minor) path
-    rev = jax.jit(jax.jacrev(f))(x0)  # reverse mode: the transpose of the lanes JVP rule
+    fd = jax.jit(jax.vmap(f))(x0 + steps) - jax.jit(jax.vmap(f))(x0 - steps)  # the lane kernel's values
+    rev = jax.jit(jax.jacrev(f))(x0)  # reverse mode (derivatives of the dense formulation)
     np.testing.assert_allclose(rev, fd.T / (2 * h), rtol=1e-5, atol=1e-5)
     assert np.abs(np.asarray(rev)).max() > 1e-2
 

@@ -51,20 +51,25 @@ def col(a, idx=None) -> jnp.ndarray:
     return a[:, None]
 
 
-def lanes(kernel: Callable) -> Callable:
+def lanes(kernel: Callable, *, plain: Callable | None = None) -> Callable:
     """Wrap a lane kernel (positional pytree arguments) as a per-world, ``vmap``-friendly function.
 
     Args:
         kernel: Function of pytrees whose leaves all carry a trailing lane axis; returns a pytree of
             arrays with a trailing lane axis (size ``L`` or 1).
+        plain: Optional per-world function computing the same values, used instead of the kernel
+            with one lane for unbatched calls and for all derivatives (e.g. a formulation with fewer,
+            larger operations: at one lane XLA's per-operation overhead dominates).
 
     Returns:
         A function of the same arguments without lane axes, batch-minor under ``vmap`` and
         differentiable through :func:`jax.custom_jvp`.
     """
 
-    def plain(*args):
+    def one_lane(*args):
         return squeeze(kernel(*expand(args)))
+
+    plain = one_lane if plain is None else plain
 
     @custom_vmap
     def fast(*args):
@@ -72,6 +77,10 @@ def lanes(kernel: Callable) -> Callable:
 
     @fast.def_vmap
     def _rule(axis_size, in_batched, *args):
+        if axis_size == 1 and plain is not one_lane:  # a batch of one world: the per-world formulation
+            first = jax.tree_util.tree_map(lambda x, b: x[0] if b else x, args, tuple(in_batched))
+            out = jax.tree_util.tree_map(lambda y: y[None], plain(*first))
+            return out, jax.tree_util.tree_map(lambda _: True, out)
         moved = jax.tree_util.tree_map(
             lambda x, b: jnp.moveaxis(x, 0, -1) if b else jnp.asarray(x)[..., None], args, tuple(in_batched))
         out = kernel(*moved)

@@ -45,15 +45,10 @@ import numpy as np
 
 from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
-from jaxart.dynamics.aba import aba_accelerations
-from jaxart.dynamics.convert import joint_f_to_generalized
-from jaxart.dynamics.forward_dynamics import solve_blocks
+from jaxart.dynamics.aba import aba_accelerations, dense_accelerations
 from jaxart.dynamics.integrate import integrate_coords
-from jaxart.dynamics.joint_forces import dyad_mask, joint_forces
+from jaxart.dynamics.joint_forces import joint_forces
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.mass_matrix import block_armature, crba
-from jaxart.dynamics.motion import block_terms
-from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
 from jaxart.kinematics.fk import fk_bodies
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
@@ -174,24 +169,14 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
 def joint_accelerations(model: Model, state: State, control: Control, dt, *, implicit: bool, friction_eps: float,
                         extra_body_f=None) -> jnp.ndarray:
     """``(joint_dof_count,)`` accelerations of one semi-implicit step (all forces, implicit terms)."""
-    lay = dynamics_layout(model)
-    nd = model.joint_dof_count
     body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
     f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
                                   friction_eps=friction_eps)
+    args = (model, state.joint_q, state.joint_qd, state.body_q, control.joint_f, f0, model.joint_armature + diag,
+            body_f)
     if dyad is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
-        return aba_accelerations(model, state.joint_q, state.joint_qd, state.body_q, control.joint_f, f0,
-                                 model.joint_armature + diag, body_f)
-    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
-    f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
-    bias = rnea(terms, lay, None, f_ext)
-    tau = joint_f_to_generalized(model, terms.cols, control.joint_f) + f0
-    h = crba(terms, lay)
-    h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * (block_armature(model, lay) + gather_dofs(lay, diag))[:, None, :]
-    if dyad is not None:  # implicit DISTANCE-limit rows (rank one per joint)
-        w = gather_dofs(lay, dyad)
-        h = h + jnp.where(dyad_mask(model, lay.dof_index), w[:, :, None] * w[:, None, :], 0.0)
-    return scatter_dofs(lay, solve_blocks(lay, h, gather_dofs(lay, tau) - bias), nd)
+        return aba_accelerations(*args)
+    return dense_accelerations(*args, dyad=dyad)  # implicit DISTANCE-limit rows (rank one per joint)
 
 
 def _validate(model: Model, ignore_loop_joints: bool) -> None:
