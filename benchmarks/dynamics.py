@@ -2,10 +2,11 @@
 
 Usage: ``python benchmarks/dynamics.py [--batches 1 1024 4096] [--models humanoid arm7] [--no-mjx]
 [--quick]``. Prints per-world times [µs], ratios (>1 means jaxart is faster) and trace+compile
-times [s]; then the cost of a rollout gradient as a multiple of the forward rollout and the
-temporary memory XLA plans for a 1000-step gradient with and without checkpointing. Contacts are
-disabled everywhere (MuJoCo/MJX ``DisableBit.CONTACT``; jaxart gets ``contacts=None``). MuJoCo C
-runs single-threaded in a Python loop (its ~0.3 µs per-call Python overhead included).
+times [s]; then the cost of a rollout gradient as a multiple of the forward rollout (one world, and
+a ``vmap`` batch of 64 worlds) and the temporary memory XLA plans for a 1000-step gradient with and
+without checkpointing. Contacts are disabled everywhere (MuJoCo/MJX ``DisableBit.CONTACT``; jaxart
+gets ``contacts=None``). MuJoCo C runs single-threaded in a Python loop (its ~0.3 µs per-call Python
+overhead included).
 """
 
 from __future__ import annotations
@@ -134,8 +135,9 @@ def bench_step(name, mj, model, batches, use_mjx) -> list[list]:
     return rows
 
 
-def bench_gradient(name, model, steps=100, long_steps=1000) -> list[list]:
-    """Rollout gradient cost vs forward, and planned temp memory of a 1000-step gradient."""
+def bench_gradient(name, model, steps=100, long_steps=1000, batch=64) -> list[list]:
+    """Rollout gradient cost vs forward (one world and a ``vmap`` batch), and planned temp memory of a
+    1000-step gradient."""
     solver = SolverFeatherstone(model)
     dt = 1e-3
     nd = model.joint_dof_count
@@ -151,6 +153,11 @@ def bench_gradient(name, model, steps=100, long_steps=1000) -> list[list]:
     grad = jax.jit(jax.grad(lambda x: loss(x, steps)))
     t_f, t_g = time_call(fwd, jf, repeat=3), time_call(grad, jf, repeat=3)
     rows = [[name, f"grad/forward ({steps} steps)", t_g / t_f, t_f * 1e3, t_g * 1e3]]
+    jf_b = jnp.zeros((batch, steps, nd), jnp.float32)
+    fwd_b = jax.jit(jax.vmap(lambda x: loss(x, steps)))
+    grad_b = jax.jit(jax.vmap(jax.grad(lambda x: loss(x, steps))))
+    t_f, t_g = time_call(fwd_b, jf_b, repeat=3), time_call(grad_b, jf_b, repeat=3)
+    rows.append([name, f"grad/forward ({steps} steps, batch {batch})", t_g / t_f, t_f * 1e3, t_g * 1e3])
     jf_long = jnp.zeros((long_steps, nd), jnp.float32)
     for remat in (None, "step", "nested"):
         comp = jax.jit(jax.grad(lambda x, r=remat: loss(x, long_steps, r))).lower(jf_long).compile()

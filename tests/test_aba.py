@@ -50,7 +50,8 @@ def _aba(model, st, joint_f, tau_extra=None, d_extra=None):
     nd = model.joint_dof_count
     tau_extra = jnp.zeros(nd, F64) if tau_extra is None else tau_extra
     d_extra = model.joint_armature if d_extra is None else d_extra
-    return _ABA_ONE(model, jnp.stack([st.joint_q] * 2), st.joint_qd, st.body_q, joint_f, tau_extra, d_extra, st.body_f)[0]
+    q2 = jnp.stack([st.joint_q] * 2)
+    return _ABA_ONE(model, q2, st.joint_qd, st.body_q, joint_f, tau_extra, d_extra, st.body_f)[0]
 
 
 _ABA_ONE = jax.jit(jax.vmap(aba_accelerations, in_axes=(None, 0, None, None, None, None, None, None)))
@@ -81,6 +82,14 @@ def test_matches_dense_forward_dynamics(name, monkeypatch):
     plain = jax.jit(aba_accelerations)(model, st.joint_q, st.joint_qd, st.body_q, joint_f, jnp.zeros(nd, F64),
                                        model.joint_armature, st.body_f)
     np.testing.assert_allclose(plain, got, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(ref))))
+    if name == "mixed_tree":  # eval_forward_dynamics under vmap runs the lane kernel
+        st2, jf2, _ = _random_state(model, 7)
+        ctrl = model.control()
+        batch = jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), st, st2)
+        ctrls = jax.tree_util.tree_map(lambda a: jnp.stack([a, a]), ctrl).replace(joint_f=jnp.stack([joint_f, jf2]))
+        out = jax.jit(jax.vmap(eval_forward_dynamics, in_axes=(None, 0, 0)))(model, batch, ctrls)
+        np.testing.assert_allclose(out[1], eval_forward_dynamics(model, st2, ctrl.replace(joint_f=jf2)), rtol=1e-9,
+                                   atol=1e-9)
 
 
 def test_extra_diagonal_and_generalized_forces():

@@ -34,13 +34,8 @@ import numpy as np
 
 from jaxart.dynamics import lane_spatial as ls
 from jaxart.dynamics.aba_schedule import aba_schedule
-from jaxart.dynamics.convert import joint_f_to_generalized
-from jaxart.dynamics.forward_dynamics import solve_blocks
-from jaxart.dynamics.joint_forces import dyad_mask
+from jaxart.dynamics.dense_solve import dense_accelerations
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.mass_matrix import crba
-from jaxart.dynamics.motion import block_terms
-from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
 from jaxart.kinematics.fk import fk_frames_lanes, fk_twists_lanes
 from jaxart.math import soa
 from jaxart.math.lanes import col, lanes
@@ -107,6 +102,12 @@ def _pad_rows(values: tuple, width: int, lanes_: int) -> tuple:
                  for x in values)
 
 
+def _scan(fn, init, xs, reverse=False):
+    """``lax.scan`` over the levels (static numpy level tables become constants). Unrolled levels
+    measured the same at batch 1024."""
+    return jax.lax.scan(fn, init, jax.tree_util.tree_map(jnp.asarray, xs), reverse=reverse)
+
+
 def _backward_run(run, lv, init, lanes_: int, tiny):
     """Backward pass over one run of levels (deepest first) from the padded entry values ``init``.
 
@@ -116,8 +117,6 @@ def _backward_run(run, lv, init, lanes_: int, tiny):
     the projected inertia, which it does for stacked arrays (2× slower).
     """
     width = run.width
-    cpos = jnp.asarray(run.child_pos.astype(np.int32))
-    kin = jnp.asarray(run.kinematic)[..., None]
 
     def level(carry, xs):
         ia_prev, pa_prev = carry
@@ -135,14 +134,13 @@ def _backward_run(run, lv, init, lanes_: int, tiny):
         pa_out = tuple(a + b + uv * ui for a, b, uv in zip(pa, ls.sym_matvec(ia, c), u_vec, strict=True))
         return (_pad_rows(ia_out, width, lanes_), _pad_rows(pa_out, width, lanes_)), (u_vec, inv, u)
 
-    return jax.lax.scan(level, init, (lv, cpos, kin), reverse=True)
+    return _scan(level, init, (lv, run.child_pos.astype(np.int32), run.kinematic[..., None]), reverse=True)
 
 
 def _forward_run(run, xs, init, lanes_: int):
     """Forward pass over one run of levels (root side first); returns the padded accelerations of its
     last level and ``(V, W, L)`` joint accelerations."""
     width = run.width
-    ppos = jnp.asarray(run.parent_pos.astype(np.int32))
 
     def level(a_prev, xs):
         s, c, uv, iv, uu, pp = xs
@@ -150,7 +148,7 @@ def _forward_run(run, xs, init, lanes_: int):
         qdd = (uu - ls.dot6(uv, a1)) * iv
         return _pad_rows(tuple(x + sk * qdd for x, sk in zip(a1, s, strict=True)), width, lanes_), qdd
 
-    return jax.lax.scan(level, init, (*xs, ppos))
+    return _scan(level, init, (*xs, run.parent_pos.astype(np.int32)))
 
 
 def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
@@ -191,24 +189,6 @@ def _aba_kernel(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_ext
     lanes_ = max(x.shape[-1] for x in (*s, *c, *i_dof, *p_dof, tau, extra))
     tiny = jnp.finfo(joint_q.dtype).tiny
     return _solve(sched, (s, c, i_dof, p_dof, tau, extra), lanes_, tiny)
-
-
-def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad=None):
-    """The same accelerations by CRBA + RNEA and a dense per-articulation Cholesky solve.
-
-    Arguments as :data:`aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
-    ``w wᵀ`` of :func:`~jaxart.dynamics.joint_forces.joint_forces` (implicit DISTANCE limits) to ``H``.
-    """
-    lay = dynamics_layout(model)
-    terms = block_terms(model, joint_q, joint_qd, body_q_base)
-    f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
-    bias = rnea(terms, lay, None, f_ext)
-    tau = joint_f_to_generalized(model, terms.cols, joint_f) + tau_extra
-    h = crba(terms, lay) + jnp.eye(lay.max_dofs, dtype=joint_q.dtype) * gather_dofs(lay, d_extra)[:, None, :]
-    if dyad is not None:
-        w = gather_dofs(lay, dyad)
-        h = h + jnp.where(dyad_mask(model, lay.dof_index), w[:, :, None] * w[:, None, :], 0.0)
-    return scatter_dofs(lay, solve_blocks(lay, h, gather_dofs(lay, tau) - bias), model.joint_dof_count)
 
 
 #: Joint accelerations of one world by the articulated-body algorithm (batch-minor under ``vmap``).

@@ -5,32 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxart.dynamics.cholesky import spd_solve
-from jaxart.dynamics.convert import joint_f_to_generalized
-from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
-from jaxart.dynamics.mass_matrix import block_armature, crba
-from jaxart.dynamics.motion import block_terms
-from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
+from jaxart.dynamics.aba import aba_accelerations
+from jaxart.dynamics.dense_solve import solve_blocks
 from jaxart.sim.model import Control, State
 
-
-def solve_blocks(lay: DynamicsLayout, h: jnp.ndarray, rhs: jnp.ndarray) -> jnp.ndarray:
-    """Solve ``h q̈ = rhs`` per articulation block; padding and kinematic DOFs get ``q̈ = 0``.
-
-    Args:
-        lay: Layout.
-        h: ``(A, D, D)`` SPD blocks (padding rows/columns may be zero).
-        rhs: ``(A, D)`` right-hand sides.
-
-    Returns:
-        ``(A, D)`` accelerations.
-    """
-    kin = jnp.asarray(lay.is_kinematic_dof, bool)
-    kin = jnp.concatenate([kin, jnp.ones((1,), bool)])[lay.dof_index]  # padding counts as fixed
-    free = ~kin
-    keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
-    h = h * keep + jnp.eye(h.shape[-1], dtype=h.dtype) * kin[:, None, :].astype(h.dtype)
-    return spd_solve(h, jnp.where(free, rhs, 0.0))
+__all__ = ["eval_forward_dynamics", "solve_blocks"]
 
 
 @jax.jit
@@ -39,6 +18,8 @@ def eval_forward_dynamics(model, state: State, control: Control | None = None) -
 
     Joint drives, limits, passive springs/damping and friction are excluded (as PhysX's
     ``computeJointAcceleration``); armature is included. Kinematic bodies' DOFs get ``q̈ = 0``.
+    Under ``vmap`` the O(n) articulated-body algorithm runs batch-minor; single worlds and
+    derivatives use CRBA + RNEA and a dense Cholesky (see :mod:`jaxart.dynamics.aba`).
 
     Args:
         model: The model.
@@ -50,12 +31,8 @@ def eval_forward_dynamics(model, state: State, control: Control | None = None) -
         non-tree joints).
     """
     with jax.named_scope("jaxart.eval_forward_dynamics"):
-        lay = dynamics_layout(model)
         nd = model.joint_dof_count
-        terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
-        joint_f = jnp.zeros((nd,), terms.S.dtype) if control is None else control.joint_f
-        tau = gather_dofs(lay, joint_f_to_generalized(model, terms.cols, joint_f))
-        f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, state.body_f)
-        bias = rnea(terms, lay, None, f_ext)
-        h = crba(terms, lay) + jnp.eye(lay.max_dofs, dtype=tau.dtype) * block_armature(model, lay)[:, None, :]
-        return scatter_dofs(lay, solve_blocks(lay, h, tau - bias), nd)
+        zeros = jnp.zeros((nd,), state.joint_q.dtype)
+        joint_f = zeros if control is None else control.joint_f
+        return aba_accelerations(model, state.joint_q, state.joint_qd, state.body_q, joint_f, zeros,
+                                 model.joint_armature, state.body_f)
