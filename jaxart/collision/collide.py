@@ -221,7 +221,12 @@ def collide(model, state, *, capacity: int | None = None, gap: float | None = No
             body_b=jnp.asarray(shape_body[sb], jnp.int32),
             active=active,
         )
-        return _fit_capacity(out, cap)
+        out = _fit_capacity(out, cap)
+        if cap >= n:  # every row keeps its static shape pair
+            pad = (-1,) * (cap - n)
+            out = out.replace(slot_bodies=(tuple(int(b) for b in shape_body[sa]) + pad,
+                                           tuple(int(b) for b in shape_body[sb]) + pad))
+        return out
 
 
 def _fit_capacity(c: Contacts, cap: int) -> Contacts:

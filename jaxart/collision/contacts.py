@@ -26,6 +26,10 @@ class Contacts:
         shape_a, shape_b: ``(c,)`` int32 shape indices (−1 in unused rows).
         body_a, body_b: ``(c,)`` int32 owning bodies (−1 for static shapes and unused rows).
         active: ``(c,)`` bool: a real contact with ``separation < gap`` (see ``collide``).
+        slot_bodies: Static ``(body_a, body_b)`` tuples of ints when the rows' bodies are known at
+            trace time (``collide`` without a capacity cut: every row belongs to a fixed shape pair),
+            else ``None``. Part of the tree structure, not a leaf: consumers use it to sum per-body
+            wrenches with static gathers instead of scatters.
     """
 
     point: jax.Array
@@ -38,6 +42,7 @@ class Contacts:
     body_a: jax.Array
     body_b: jax.Array
     active: jax.Array
+    slot_bodies: tuple | None = struct.field(pytree_node=False, default=None)
 
     @property
     def capacity(self) -> int:

@@ -38,8 +38,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.math import small, transform_point
+from jaxart.math.segments import segment_sum
 
 __all__ = ["ContactForces", "accumulate_point_forces", "average_materials", "contact_body_wrenches", "contact_forces"]
 
@@ -178,8 +180,9 @@ def contact_body_wrenches(model, state, contacts, *, smooth: float | None = None
         return jnp.zeros((nb, 6), dt)
     with jax.named_scope("contact_penalty"):
         cf = contact_forces(model, state, contacts, smooth=smooth, smooth_velocity=smooth_velocity)
-        return accumulate_point_forces(model, state, contacts.body_a, contacts.body_b, cf.point_a, cf.point_b,
-                                       cf.force)
+        body_a, body_b = (contacts.body_a, contacts.body_b) if contacts.slot_bodies is None else (
+            np.asarray(b, np.int32) for b in contacts.slot_bodies)
+        return accumulate_point_forces(model, state, body_a, body_b, cf.point_a, cf.point_b, cf.force)
 
 
 def accumulate_point_forces(model, state, body_a, body_b, point_a, point_b, force_b) -> jax.Array:
@@ -191,13 +194,13 @@ def accumulate_point_forces(model, state, body_a, body_b, point_a, point_b, forc
     dt = state.body_q.dtype
     com_w = transform_point(state.body_q, model.body_com.astype(dt))
     com_ext = jnp.concatenate([com_w, jnp.zeros((1, 3), dt)], 0)
-    ia = jnp.where(body_a >= 0, body_a, nb)
-    ib = jnp.where(body_b >= 0, body_b, nb)
+    xp = np if isinstance(body_a, np.ndarray) and isinstance(body_b, np.ndarray) else jnp  # static ids stay static
+    ia = xp.where(body_a >= 0, body_a, nb)
+    ib = xp.where(body_b >= 0, body_b, nb)
     wa = jnp.concatenate([-force_b, jnp.cross(point_a - com_ext[ia], -force_b)], -1)
     wb = jnp.concatenate([force_b, jnp.cross(point_b - com_ext[ib], force_b)], -1)
-    seg = jnp.concatenate([ia, ib])
-    total = jax.ops.segment_sum(jnp.concatenate([wa, wb], 0), seg, num_segments=nb + 1)
-    return total[:nb]
+    seg = xp.concatenate([ia, ib])
+    return segment_sum(jnp.concatenate([wa, wb], 0), seg, nb)  # static ids: a gather sum, no scatter
 
 
 

@@ -36,7 +36,7 @@ from jaxart.dynamics import lane_spatial as ls
 from jaxart.dynamics.aba_schedule import aba_schedule
 from jaxart.dynamics.dense_solve import dense_accelerations
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.kinematics.fk import fk_frames_lanes, fk_twists_lanes
+from jaxart.kinematics.fk import base_bodies, fk_frames_lanes, fk_twists_lanes
 from jaxart.math import soa
 from jaxart.math.lanes import col, lanes
 
@@ -45,11 +45,11 @@ def _with_zero_row(values: tuple) -> tuple:
     return tuple(jnp.concatenate([x, jnp.zeros_like(x[:1])], axis=0) for x in values)
 
 
-def _geometry(model, joint_q, joint_qd, body_q_base):
+def _geometry(model, joint_q, joint_qd, base_q):
     """Stage 1: DOF columns ``S`` (6), rigid inertias (10), COMs (3) and body twists (6), SoA lanes."""
-    n = model.body_count
-    fr = fk_frames_lanes(model, joint_q, joint_qd, body_q_base)
-    lin, ang = fk_twists_lanes(model, fr, jnp.zeros((n, 6, 1), joint_q.dtype), unroll=joint_q.shape[-1] > 1)
+    k = len(base_bodies(model.schedule))
+    fr = fk_frames_lanes(model, joint_q, joint_qd, base_q)
+    lin, ang = fk_twists_lanes(model, fr, jnp.zeros((k, 6, 1), joint_q.dtype), unroll=joint_q.shape[-1] > 1)
     return ls.columns(model, fr), ls.rigid_inertia(model, fr.world, fr.com_w), fr.com_w, (*lin, *ang)
 
 
@@ -76,10 +76,10 @@ def _forces(model, geometry, joint_qd, joint_f, body_f):
     return c, i_dof, p_dof, _generalized(lay, s, com, joint_f, dof_body)
 
 
-def _dof_inputs(model, joint_q, joint_qd, body_q_base, joint_f, body_f):
+def _dof_inputs(model, joint_q, joint_qd, base_q, joint_f, body_f):
     """Per-DOF columns ``S``, velocity products ``c``, attached inertias and bias wrenches, and the
     generalized forces of ``joint_f`` (all ``(nd + 1, L)`` component tuples, last row zero)."""
-    geometry = _geometry(model, joint_q, joint_qd, body_q_base)
+    geometry = _geometry(model, joint_q, joint_qd, base_q)
     c, i_dof, p_dof, tau = _forces(model, geometry, joint_qd, joint_f, body_f)
     return geometry[0], c, i_dof, p_dof, tau
 
@@ -180,10 +180,10 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
     return flat[sched.dof_pos]
 
 
-def _aba_kernel(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f):
+def _aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
     """Lane kernel of :func:`aba_accelerations`."""
     sched = aba_schedule(model)
-    s, c, i_dof, p_dof, tau = _dof_inputs(model, joint_q, joint_qd, body_q_base, joint_f, body_f)
+    s, c, i_dof, p_dof, tau = _dof_inputs(model, joint_q, joint_qd, base_q, joint_f, body_f)
     tau = tau + jnp.concatenate([tau_extra, jnp.zeros_like(tau_extra[:1])], axis=0)
     extra = jnp.concatenate([d_extra, jnp.zeros_like(d_extra[:1])], axis=0)
     lanes_ = max(x.shape[-1] for x in (*s, *c, *i_dof, *p_dof, tau, extra))
@@ -191,16 +191,41 @@ def _aba_kernel(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_ext
     return _solve(sched, (s, c, i_dof, p_dof, tau, extra), lanes_, tiny)
 
 
-#: Joint accelerations of one world by the articulated-body algorithm (batch-minor under ``vmap``).
-#:
-#: Args: ``model``; ``joint_q`` ``(nq,)``; ``joint_qd`` ``(nd,)``; ``body_q_base`` ``(n, 7)`` (poses of
-#: bodies without a tree joint); ``joint_f`` ``(nd,)`` in the ``Control.joint_f`` convention (FREE/DISTANCE
-#: entries are world wrenches at the child COM); ``tau_extra`` ``(nd,)`` further generalized forces;
-#: ``d_extra`` ``(nd,)`` the diagonal ``e`` added to ``H``; ``body_f`` ``(n, 6)`` world wrenches at the
-#: COMs (gravity is added inside). Returns ``(nd,)`` accelerations, zero for non-tree and kinematic DOFs.
-#:
-#: Only batched (``vmap``) evaluation runs the lane kernel; unbatched calls and all derivatives use
-#: :func:`dense_accelerations` (the same values): at one lane the kernel's many small operations cost
-#: more than the dense solve (humanoid step at batch 1: 354 vs 236 µs), and the dense solve's
-#: ``custom_linear_solve`` derivative is cheaper than reverse mode through the two level scans.
-aba_accelerations = lanes(_aba_kernel, plain=dense_accelerations)
+def _dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
+    """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
+    base = base_bodies(model.schedule)
+    slot = np.full(model.body_count, len(base))
+    slot[base] = np.arange(len(base))
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
+    body_q = jnp.concatenate([base_q, ident])[slot]
+    return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f)
+
+
+_aba_lanes = lanes(_aba_kernel, plain=_dense_from_base)
+
+
+def aba_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f) -> jnp.ndarray:
+    """Joint accelerations of one world by the articulated-body algorithm (batch-minor under ``vmap``).
+
+    Only batched (``vmap``) evaluation runs the lane kernel; unbatched calls, batches of one and all
+    derivatives use :func:`~jaxart.dynamics.dense_solve.dense_accelerations` (the same values): at one
+    lane the kernel's many small operations cost more than the dense solve (humanoid step at batch 1:
+    354 vs 236 µs), and the dense solve's ``custom_linear_solve`` derivative is cheaper than reverse
+    mode through the two level scans.
+
+    Args:
+        model: The model.
+        joint_q: ``(nq,)`` coordinates.
+        joint_qd: ``(nd,)`` velocities.
+        body_q_base: ``(n, 7)`` poses; only bodies without a tree joint (static roots) are read.
+        joint_f: ``(nd,)`` forces in the ``Control.joint_f`` convention (FREE/DISTANCE entries are
+            world wrenches at the child COM).
+        tau_extra: ``(nd,)`` further generalized forces.
+        d_extra: ``(nd,)`` the diagonal ``e`` added to ``H``.
+        body_f: ``(n, 6)`` world wrenches ``(f, τ)`` at the COMs (gravity is added inside).
+
+    Returns:
+        ``(nd,)`` accelerations, zero for non-tree and kinematic DOFs.
+    """
+    base_q = body_q_base[base_bodies(model.schedule)]
+    return _aba_lanes(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f)

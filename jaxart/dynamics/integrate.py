@@ -13,9 +13,11 @@ from jaxart.math import (
     quat_rotate,
     safe_atan2,
     safe_norm,
+    soa,
     transform_inverse,
     transform_point,
 )
+from jaxart.math.lanes import lanes
 
 
 def quat_log(q: jnp.ndarray) -> jnp.ndarray:
@@ -48,23 +50,8 @@ def coord_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> tuple:
     return q_ext, qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array], quat, r_com
 
 
-def integrate_coords(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
-    """Advance ``joint_q`` by ``dt`` with the (already updated) velocities ``joint_qd``.
-
-    Scalar coordinates: ``q + dt·q̇``. BALL/FREE/DISTANCE rotations: Newton's
-    ``normalize(q + ½ [ω, 0] ⊗ q · dt)`` with ω in the parent-anchor frame. FREE/DISTANCE positions
-    are integrated at the child COM (as Newton does): ``c' = c + dt·v``, then the anchor position is
-    recovered as ``p' = c' − R' r_com``. Non-tree joints keep their coordinates.
-
-    Args:
-        model: The model.
-        joint_q: ``(joint_coord_count,)`` coordinates.
-        joint_qd: ``(joint_dof_count,)`` new velocities.
-        dt: Time step [s].
-
-    Returns:
-        ``(joint_coord_count,)`` new coordinates.
-    """
+def _integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
+    """Per-world :func:`integrate_coords` (ordinary layout)."""
     sch, nq = model.schedule, model.joint_coord_count
     q_ext, qdl, qda, quat, r_com = coord_terms(model, joint_q, joint_qd)
     quat_new = quat_integrate(quat, qda, dt)
@@ -75,6 +62,47 @@ def integrate_coords(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> 
     parts = jnp.concatenate([lin_new.ravel(), ang_new.ravel(), quat_new.ravel(), q_ext])
     return parts[_coord_sources(sch, nq)]
 
+
+def _integrate_kernel(model, joint_q, joint_qd, dt):
+    """Lane kernel of :func:`integrate_coords` (every leaf with a trailing lane axis; SoA)."""
+    sch, nq = model.schedule, model.joint_coord_count
+    tj = sch.tree_joint.array
+    child = model.topology.joint_child.array[tj]
+    lanes_ = joint_q.shape[-1]
+    q_ext = jnp.concatenate([joint_q, jnp.broadcast_to(jnp.asarray([[0.0], [1.0]], joint_q.dtype), (2, lanes_))])
+    qd_ext = jnp.concatenate([joint_qd, jnp.zeros_like(joint_qd[:1])])
+    take = lambda a, idx: tuple(a[idx[:, k]] for k in range(idx.shape[1]))  # noqa: E731
+    quat = soa.qnormalize(take(q_ext, sch.quat_q.array))
+    qdl, qda = take(qd_ext, sch.lin_qd.array), take(qd_ext, sch.ang_qd.array)
+    half = 0.5 * dt
+    quat_new = soa.qnormalize(tuple(a + half * b for a, b in zip(quat, soa.qmul((*qda, 0.0 * qda[0]), quat),
+                                                                  strict=True)))
+    x_c = model.joint_X_c[tj]
+    r_com = soa.tpoint(soa.tinv((tuple(x_c[:, k] for k in range(3)), tuple(x_c[:, 3 + k] for k in range(4)))),
+                       tuple(model.body_com[child][:, k] for k in range(3)))
+    lin_old = take(q_ext, sch.lin_q.array)
+    step = soa.scale(qdl, dt)
+    free_p = soa.sub(soa.add(soa.add(lin_old, soa.qrot(quat, r_com)), step), soa.qrot(quat_new, r_com))
+    com_ref = jnp.asarray(sch.is_com_ref.array)[:, None]
+    lin_new = soa.where(com_ref, free_p, soa.add(lin_old, step))
+    ang_new = soa.add(take(q_ext, sch.ang_q.array), soa.scale(qda, dt))
+    flat = lambda t: jnp.stack([jnp.broadcast_to(x, (len(tj), lanes_)) for x in t], axis=1).reshape(-1, lanes_)  # noqa: E731
+    parts = jnp.concatenate([flat(lin_new), flat(ang_new), flat(quat_new), q_ext])
+    return parts[_coord_sources(sch, nq)]
+
+
+#: Advance ``joint_q`` by ``dt`` with the (already updated) velocities ``joint_qd``.
+#:
+#: Scalar coordinates: ``q + dt·q̇``. BALL/FREE/DISTANCE rotations: Newton's
+#: ``normalize(q + ½ [ω, 0] ⊗ q · dt)`` with ω in the parent-anchor frame. FREE/DISTANCE positions
+#: are integrated at the child COM (as Newton does): ``c' = c + dt·v``, then the anchor position is
+#: recovered as ``p' = c' − R' r_com``. Non-tree joints keep their coordinates.
+#:
+#: Args: ``model``; ``joint_q`` ``(joint_coord_count,)``; ``joint_qd`` ``(joint_dof_count,)`` new
+#: velocities; ``dt`` time step [s]. Returns ``(joint_coord_count,)`` new coordinates. Batch-minor
+#: under ``vmap`` (:mod:`jaxart.math.lanes`; batch-major it cost 1.1 µs per humanoid world at batch
+#: 1024); single worlds and derivatives use the same formulas in the ordinary layout.
+integrate_coords = lanes(_integrate_kernel, plain=_integrate_plain)
 
 @functools.lru_cache(maxsize=64)
 def _coord_sources(sch, nq: int) -> np.ndarray:

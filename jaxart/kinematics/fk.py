@@ -72,18 +72,23 @@ def eval_fk(model, joint_q, joint_qd, state: State | None = None, mask=None, ind
         return state.replace(body_q=body_q, body_qd=body_qd, joint_q=joint_q, joint_qd=joint_qd)
 
 
+def base_bodies(schedule) -> np.ndarray:
+    """Static indices of the bodies without a tree joint (their poses come from the caller)."""
+    return np.flatnonzero(schedule.body_joint.array < 0)
+
+
 def body_slots(schedule) -> np.ndarray:
     """Static ``(n + 1,)`` index into ``concat([tree-joint values, base body values, world])``."""
-    n = len(schedule.body_joint.array)
     t = len(schedule.tree_joint.array)
     pos = {int(j): k for k, j in enumerate(schedule.tree_joint.array)}
-    slots = [pos[int(j)] if j >= 0 else t + b for b, j in enumerate(schedule.body_joint.array)]
-    return np.asarray([*slots, t + n], dtype=np.int32)
+    base = {int(b): k for k, b in enumerate(base_bodies(schedule))}
+    slots = [pos[int(j)] if j >= 0 else t + base[b] for b, j in enumerate(schedule.body_joint.array)]
+    return np.asarray([*slots, t + len(base)], dtype=np.int32)
 
 
-def _fk_bodies_kernel(model, joint_q, joint_qd, body_q_base, body_qd_base):
+def _fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
     """Lane kernel of :func:`fk_bodies`: ``(body_q (n, 7, L), body_qd (n, 6, L))``."""
-    world, twist, com_w = fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base)
+    world, twist, com_w = fk_soa(model, joint_q, joint_qd, base_q, base_qd)
     n = model.body_count
     omega = _head(twist[1], n)
     v_com = soa.add(_head(twist[0], n), soa.cross(omega, com_w))
@@ -91,12 +96,24 @@ def _fk_bodies_kernel(model, joint_q, joint_qd, body_q_base, body_qd_base):
     return jnp.stack([*p, *q], axis=1), jnp.stack([*v_com, *omega], axis=1)
 
 
-#: World poses and COM twists of all bodies (no masking), batch-minor under ``vmap``.
-#:
-#: Args: ``model``, ``joint_q``, ``joint_qd``, ``body_q_base`` ``(n, 7)`` and ``body_qd_base``
-#: ``(n, 6)`` (the values used for bodies without a tree joint, i.e. tree roots).
-#: Returns ``(body_q (n, 7), body_qd (n, 6))``.
-fk_bodies = lanes(_fk_bodies_kernel)
+_fk_bodies_lanes = lanes(_fk_bodies_kernel)
+
+
+def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
+    """World poses and COM twists of all bodies (no masking), batch-minor under ``vmap``.
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        joint_qd: ``(joint_dof_count,)`` velocities.
+        body_q_base: ``(n, 7)`` poses; only the rows of bodies without a tree joint are read.
+        body_qd_base: ``(n, 6)`` COM twists; only the rows of bodies without a tree joint are read.
+
+    Returns:
+        ``(body_q (n, 7), body_qd (n, 6))``.
+    """
+    rows = base_bodies(model.schedule)  # only these rows enter the lane kernel (no transposes of the rest)
+    return _fk_bodies_lanes(model, joint_q, joint_qd, body_q_base[rows], body_qd_base[rows])
 
 
 def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
@@ -111,11 +128,15 @@ def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
     Returns:
         A :class:`FrameTerms`.
     """
-    return squeeze(fk_frames_lanes(*expand((model, joint_q, joint_qd, body_q_base))))
+    base_q = body_q_base[base_bodies(model.schedule)]
+    return squeeze(fk_frames_lanes(*expand((model, joint_q, joint_qd, base_q))))
 
 
-def fk_frames_lanes(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
-    """Lane kernel of the pose part of FK (:mod:`jaxart.math.lanes`; components ``(items, L)``)."""
+def fk_frames_lanes(model, joint_q, joint_qd, base_q) -> FrameTerms:
+    """Lane kernel of the pose part of FK (:mod:`jaxart.math.lanes`; components ``(items, L)``).
+
+    ``base_q`` ``(k, 7, L)`` holds the poses of the :func:`base_bodies` (bodies without a tree joint).
+    """
     sch = model.schedule
     n = model.body_count
     tj = sch.tree_joint.array
@@ -124,8 +145,8 @@ def fk_frames_lanes(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
     x_p = _transform(model.joint_X_p[tj])
     x_c = _transform(model.joint_X_c[tj])
     local = soa.tmul(soa.tmul(x_p, mo.X_j), soa.tinv(x_c))
-    base = _transform(body_q_base)
-    one = jnp.ones((1, 1), body_q_base.dtype)
+    base = _transform(base_q)
+    one = jnp.ones((1, 1), base_q.dtype)
     ident = ((one * 0,) * 3, (one * 0,) * 3 + (one,))
     stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], local, base, ident)
     world = compose_down(sch, stacked, unroll=joint_q.shape[-1] > 1)
@@ -136,24 +157,24 @@ def fk_frames_lanes(model, joint_q, joint_qd, body_q_base) -> FrameTerms:
     return FrameTerms(mo, world, com_w, x_wpa, ref)
 
 
-def fk_soa(model, joint_q, joint_qd, body_q_base, body_qd_base):
-    """Lane kernel of the FK core.
+def fk_soa(model, joint_q, joint_qd, base_q, base_qd):
+    """Lane kernel of the FK core (``base_q``/``base_qd``: rows of the :func:`base_bodies`).
 
     Returns:
         ``(world, origin_twist, com_w)``: world transforms ``(n + 1)`` (last = world), twists
         ``(v_at_world_origin, ω)`` ``(n + 1)`` and world COM positions ``(n)``, SoA lanes.
     """
-    fr = fk_frames_lanes(model, joint_q, joint_qd, body_q_base)
-    return fr.world, fk_twists_lanes(model, fr, body_qd_base, unroll=joint_q.shape[-1] > 1), fr.com_w
+    fr = fk_frames_lanes(model, joint_q, joint_qd, base_q)
+    return fr.world, fk_twists_lanes(model, fr, base_qd, unroll=joint_q.shape[-1] > 1), fr.com_w
 
 
-def fk_twists_lanes(model, fr: FrameTerms, body_qd_base, *, unroll: bool = False) -> tuple:
+def fk_twists_lanes(model, fr: FrameTerms, base_qd, *, unroll: bool = False) -> tuple:
     """World-origin twists ``(v_at_world_origin, ω)`` of the ``n + 1`` bodies (last = world), SoA lanes.
 
     Args:
         model: The model.
         fr: :func:`fk_frames_lanes` of the same coordinates and velocities.
-        body_qd_base: ``(n, 6, L)`` COM twists used for bodies without a tree joint.
+        base_qd: ``(k, 6, L)`` COM twists of the :func:`base_bodies`.
         unroll: Unroll the tree levels (forward-only lane code, see :mod:`jaxart.kinematics.tree`).
     """
     sch = model.schedule
@@ -161,9 +182,9 @@ def fk_twists_lanes(model, fr: FrameTerms, body_qd_base, *, unroll: bool = False
     w = soa.qrot(fr.x_wpa[1], fr.motion.w)
     v = soa.qrot(fr.x_wpa[1], fr.motion.v)
     twist_j = (soa.sub(v, soa.cross(w, fr.ref)), w)
-    bv, bw = _comps(body_qd_base[:, :3]), _comps(body_qd_base[:, 3:])
-    twist_b = (soa.sub(bv, soa.cross(bw, fr.com_w)), bw)
-    zero = jnp.zeros((1, 1), body_qd_base.dtype)
+    bv, bw = _comps(base_qd[:, :3]), _comps(base_qd[:, 3:])
+    twist_b = (soa.sub(bv, soa.cross(bw, _take(fr.com_w, base_bodies(sch)))), bw)
+    zero = jnp.zeros((1, 1), base_qd.dtype)
     zeros = ((zero,) * 3, (zero,) * 3)
     twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], twist_j, twist_b, zeros)
     return accumulate_down(sch, twists, unroll=unroll)
