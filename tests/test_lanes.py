@@ -123,3 +123,6 @@ def test_integrate_coords_batched_matches_per_world():
     out = jax.jit(jax.vmap(integrate_coords, in_axes=(None, 0, 0, None)))(model, q, qd, dt)
     for k in range(3):
         np.testing.assert_allclose(out[k], _integrate_plain(model, q[k], qd[k], dt), rtol=1e-12, atol=1e-14)
+    # unbatched coordinates with batched velocities (the first step of a vmapped rollout)
+    out = jax.jit(jax.vmap(integrate_coords, in_axes=(None, None, 0, None)))(model, q[0], qd, dt)
+    np.testing.assert_allclose(out[2], _integrate_plain(model, q[0], qd[2], dt), rtol=1e-12, atol=1e-14)

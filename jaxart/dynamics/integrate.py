@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -68,7 +69,8 @@ def _integrate_kernel(model, joint_q, joint_qd, dt):
     sch, nq = model.schedule, model.joint_coord_count
     tj = sch.tree_joint.array
     child = model.topology.joint_child.array[tj]
-    lanes_ = joint_q.shape[-1]
+    lanes_ = max(x.shape[-1] for x in jax.tree_util.tree_leaves((model, joint_q, joint_qd, dt)))
+    joint_q = jnp.broadcast_to(joint_q, (joint_q.shape[0], lanes_))
     q_ext = jnp.concatenate([joint_q, jnp.broadcast_to(jnp.asarray([[0.0], [1.0]], joint_q.dtype), (2, lanes_))])
     qd_ext = jnp.concatenate([joint_qd, jnp.zeros_like(joint_qd[:1])])
     take = lambda a, idx: tuple(a[idx[:, k]] for k in range(idx.shape[1]))  # noqa: E731
