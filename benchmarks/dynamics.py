@@ -158,6 +158,11 @@ def bench_gradient(name, model, steps=100, long_steps=1000, batch=64) -> list[li
     grad_b = jax.jit(jax.vmap(jax.grad(lambda x: loss(x, steps))))
     t_f, t_g = time_call(fwd_b, jf_b, repeat=3), time_call(grad_b, jf_b, repeat=3)
     rows.append([name, f"grad/forward ({steps} steps, batch {batch})", t_g / t_f, t_f * 1e3, t_g * 1e3])
+    no_ynn = {"xla_cpu_experimental_ynn_fusion_type": ""}  # the README's CPU performance tip
+    grad_b = jax.jit(jax.vmap(jax.grad(lambda x: loss(x, steps))), compiler_options=no_ynn)
+    t_g = time_call(grad_b, jf_b, repeat=3)
+    rows.append([name, f"grad/forward ({steps} steps, batch {batch}, no YNN fusion)", t_g / t_f, t_f * 1e3,
+                 t_g * 1e3])
     jf_long = jnp.zeros((long_steps, nd), jnp.float32)
     for remat in (None, "step", "nested"):
         comp = jax.jit(jax.grad(lambda x, r=remat: loss(x, long_steps, r))).lower(jf_long).compile()
