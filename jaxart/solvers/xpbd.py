@@ -34,6 +34,12 @@ armature, joint friction, effort and        not modelled in maximal coordinates 
 velocity limits                               documented, not rejected, so MJCF models load)
 ==========================================  =====================================================
 
+Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
+lane kernel (:mod:`maximal_xpbd_lanes`; under ``vmap`` every per-world scalar is a vector over the
+batch, and stage outputs are materialised behind loop boundaries). BALL joints take their passive
+wrenches and restitution its velocity pass and IK from the per-world code. ``LANE_KERNEL = False``
+selects the per-world reference implementation of the same maths (for comparisons).
+
 Convergence: Jacobi projection under-corrects where several rows act on one body (e.g. a cube's
 four corner contacts remove 25 % of the residual slip per round; a chain's joints share bodies), as
 in Newton. Errors shrink geometrically with ``iterations`` and with smaller ``dt``: the four-bar
@@ -61,16 +67,28 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
-from jaxart.solvers.maximal_joints import constrained_joints, has_drives, joint_static
+from jaxart.solvers.maximal_joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal_penalty_joints import joint_wrenches
 from jaxart.solvers.maximal_xpbd_common import apply_impulses, apply_velocity_impulses, make_bodies
-from jaxart.solvers.maximal_xpbd_contacts import contact_frame, restitution_impulses, solve_contacts, zero_lambda
+from jaxart.solvers.maximal_xpbd_contacts import (
+    ContactLambda,
+    contact_frame,
+    restitution_impulses,
+    solve_contacts,
+    zero_lambda,
+)
+from jaxart.solvers.maximal_xpbd_ik import ik_inputs, ik_static
 from jaxart.solvers.maximal_xpbd_joints import drive_targets, solve_angular, solve_drives, solve_linear
+from jaxart.solvers.maximal_xpbd_lanes import LaneOptions, make_step
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
 
 _IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
+
+#: Evaluate steps with the batch-minor lane kernel (:mod:`maximal_xpbd_lanes`). ``False`` selects the
+#: per-world reference implementation of the same maths on stacked arrays (read at trace time).
+LANE_KERNEL = True
 
 
 @jax.tree_util.register_pytree_node_class
@@ -185,45 +203,26 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         dt = jnp.asarray(dt, f)
         st = joint_static(model.topology)
         inv_m, inv_i = inverse_mass_properties(model, f)
-        force = state.body_f.astype(f)
-        if model.joint_count:
-            force = force + _passive_forces(model, state, control)
-        q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
-                                           angular_damping=angular_damping)
         has_joints = bool(np.any(constrained_joints(st)))
         drive_on = has_joints and (has_drives(st) or _has_ball_drives(st))
         has_contacts = contacts is not None and contacts.capacity > 0
+        restitution = enable_restitution and has_contacts
         drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
         q0_ext = jnp.concatenate([state.body_q, jnp.asarray(_IDENT, f)], 0)
         cf = contact_frame(model, state.body_q, contacts) if has_contacts else None
-        nj = model.joint_count
-
-        def round_(_, carry):
-            q, lam_d, lam_l, lam_a, lam_c = carry
-            if drive_on:
-                b = make_bodies(model, q, inv_m, inv_i)
-                imp, lam_d = solve_drives(model, st, b, drives, lam_d, dt)
-                q = apply_impulses(model, b, *imp)
-            if has_joints:
-                b = make_bodies(model, q, inv_m, inv_i)
-                imp, lam_l = solve_linear(model, st, b, lam_l, dt, compliance=joint_linear_compliance,
-                                          relaxation=joint_linear_relaxation)
-                q = apply_impulses(model, b, *imp)
-                b = make_bodies(model, q, inv_m, inv_i)
-                imp, lam_a = solve_angular(model, st, b, lam_a, dt, compliance=joint_angular_compliance,
-                                           relaxation=joint_angular_relaxation)
-                q = apply_impulses(model, b, *imp)
-            if has_contacts:
-                b = make_bodies(model, q, inv_m, inv_i)
-                imp, lam_c = solve_contacts(b, q0_ext, cf, lam_c, relaxation=rigid_contact_relaxation)
-                q = apply_impulses(model, b, *imp)
-            return q, lam_d, lam_l, lam_a, lam_c
-
-        carry = (q_pred, jnp.zeros((nj, 6), f), jnp.zeros((nj,), f), jnp.zeros((nj, 4), f),
-                 zero_lambda(cf) if has_contacts else None)
-        q, *_, lam_c = jax.lax.fori_loop(0, iterations, round_, carry)
-        qd = _velocities(model, state.body_q, q, dt)
-        if enable_restitution and has_contacts:
+        opt = LaneOptions(iterations, joint_linear_relaxation, joint_angular_relaxation, joint_linear_compliance,
+                          joint_angular_compliance, rigid_contact_relaxation, drive_on, has_joints, has_contacts,
+                          angular_damping, bool(model.joint_count) and not np.any(st.jtype == JointType.BALL),
+                          restitution, not restitution)
+        if LANE_KERNEL:
+            out = _step_lanes(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext, dt)
+            if opt.ik:
+                return out
+            q, qd, qd_pred, lam_c = out
+        else:
+            q, qd, qd_pred, lam_c = _step_per_world(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext,
+                                                    dt)
+        if restitution:
             b = make_bodies(model, q, inv_m, inv_i)
             imp = restitution_impulses(b, qd, qd_pred, cf, lam_c, model.gravity.astype(f), dt)
             qd = apply_velocity_impulses(b, qd, *imp)
@@ -231,6 +230,35 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         new = state.replace(body_q=jnp.where(kin, state.body_q, q), body_qd=jnp.where(kin, state.body_qd, qd))
         joint_q, joint_qd = eval_ik(model, new)
         return new.replace(joint_q=joint_q, joint_qd=joint_qd)
+
+
+def _step_lanes(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt):
+    """The step through the lane kernel: the new :class:`State` when ``opt.ik``, else ``(q, qd, qd_pred, λ)``
+    before restitution and the kinematic mask."""
+    force = state.body_f.astype(q0_ext.dtype)
+    if model.joint_count and not opt.passive:  # BALL joints: passive wrenches from the per-world code
+        force = force + _passive_forces(model, state, control)
+    args = _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf, q0_ext)
+    ik = None
+    if opt.ik:
+        tj = model.schedule.tree_joint.array
+        ik = (ik_static(model), st.parent[tj], st.child[tj])
+    q, qd, qd_pred, lam_n, jq, jqd = make_step(st, opt, kinematic_mask(model), ik)(
+        *args, ik_inputs(model, q0_ext.dtype) if opt.ik else None, dt)
+    if opt.ik:
+        return state.replace(body_q=q, body_qd=qd, joint_q=jq, joint_qd=jqd)
+    return q, qd, qd_pred, ContactLambda(lam_n, None, None, None) if opt.contacts else None
+
+
+def _step_per_world(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt):
+    """Reference implementation of :func:`_step_lanes` on stacked per-world arrays: ``(q, qd, qd_pred, λ)``."""
+    force = state.body_f.astype(q0_ext.dtype)
+    if model.joint_count:
+        force = force + _passive_forces(model, state, control)
+    q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
+                                       angular_damping=opt.angular_damping)
+    q, lam_c = _rounds_per_world(model, st, opt, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt)
+    return q, _velocities(model, state.body_q, q, dt), qd_pred, lam_c
 
 
 def _velocities(model, q_old, q_new, dt):
@@ -242,3 +270,68 @@ def _velocities(model, q_old, q_new, dt):
     w = 2.0 / dt * dq[:, :3]
     w = jnp.where(dq[:, 3:] < 0.0, -w, w)
     return jnp.concatenate([(x_new - x_old) / dt, w], -1)
+
+
+def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt):
+    """Reference per-world projection rounds (stacked arrays): ``(q, λ_contacts)``."""
+    f = q_pred.dtype
+    nj = model.joint_count
+
+    def round_(_, carry):
+        q, lam_d, lam_l, lam_a, lam_c = carry
+        if opt.drives:
+            b = make_bodies(model, q, inv_m, inv_i)
+            imp, lam_d = solve_drives(model, st, b, drives, lam_d, dt)
+            q = apply_impulses(model, b, *imp)
+        if opt.joints:
+            b = make_bodies(model, q, inv_m, inv_i)
+            imp, lam_l = solve_linear(model, st, b, lam_l, dt, compliance=opt.lin_compliance,
+                                      relaxation=opt.lin_relax)
+            q = apply_impulses(model, b, *imp)
+            b = make_bodies(model, q, inv_m, inv_i)
+            imp, lam_a = solve_angular(model, st, b, lam_a, dt, compliance=opt.ang_compliance,
+                                       relaxation=opt.ang_relax)
+            q = apply_impulses(model, b, *imp)
+        if opt.contacts:
+            b = make_bodies(model, q, inv_m, inv_i)
+            imp, lam_c = solve_contacts(b, q0_ext, cf, lam_c, relaxation=opt.contact_relax)
+            q = apply_impulses(model, b, *imp)
+        return q, lam_d, lam_l, lam_a, lam_c
+
+    carry = (q_pred, jnp.zeros((nj, 6), f), jnp.zeros((nj,), f), jnp.zeros((nj, 4), f),
+             zero_lambda(cf) if opt.contacts else None)
+    q, *_, lam_c = jax.lax.fori_loop(0, opt.iterations, round_, carry)
+    return q, lam_c
+
+
+def _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf, q0_ext):
+    """Arguments of :func:`make_step` (world row appended to the body arrays)."""
+    f = state.body_q.dtype
+    z = lambda k: jnp.zeros((1, k), f)  # noqa: E731
+    st_in = {"body_q": q0_ext, "body_qd": jnp.concatenate([state.body_qd.astype(f), z(6)], 0),
+             "body_f": jnp.concatenate([force, z(6)], 0), "joint_q": state.joint_q, "joint_qd": state.joint_qd}
+    bodies = {"com": jnp.concatenate([model.body_com.astype(f), z(3)], 0),
+              "inv_m": jnp.concatenate([inv_m, jnp.zeros((1,), f)]),
+              "inv_i": jnp.concatenate([inv_i, jnp.zeros((1, 3, 3), f)], 0),
+              "inertia": jnp.concatenate([model.body_inertia.astype(f), jnp.zeros((1, 3, 3), f)], 0),
+              "gravity": model.gravity.astype(f)}
+    lin_ax, ang_ax = gather_joint_axes(model, st)
+    lo, hi = model.joint_limit_lower.astype(f), model.joint_limit_upper.astype(f)
+    joints = {"X_p": model.joint_X_p.astype(f), "X_c": model.joint_X_c.astype(f), "lin_ax": lin_ax.astype(f),
+              "ang_ax": ang_ax.astype(f), "lin_lo": gather_dof(lo, st.lin_dof), "lin_hi": gather_dof(hi, st.lin_dof),
+              "ang_lo": gather_dof(lo, st.ang_dof), "ang_hi": gather_dof(hi, st.ang_dof)}
+    passive = None
+    if opt.passive:
+        passive = {}
+        for side, dof in (("lin", st.lin_dof), ("ang", st.ang_dof)):
+            for key, arr in (("k", model.joint_stiffness), ("d", model.joint_damping), ("rest", model.joint_rest_q),
+                             ("act", control.joint_act), ("f", control.joint_f)):
+                passive[f"{side}_{key}"] = gather_dof(jnp.asarray(arr, f), dof)
+        passive["free_f"] = jnp.concatenate([passive["lin_f"], passive["ang_f"]], 1)
+    drv = None if drives is None else {"target": drives.target, "stiffness": drives.stiffness}
+    con = None
+    if cf is not None:
+        con = {"ia": cf.ia, "ib": cf.ib, "local_a": cf.local_a, "local_b": cf.local_b, "normal": cf.normal,
+               "active": cf.active, "mu": cf.mu, "mu_torsional": cf.mu_torsional, "mu_rolling": cf.mu_rolling,
+               "q0_a": q0_ext[cf.ia, 3:], "q0_b": q0_ext[cf.ib, 3:]}
+    return st_in, bodies, joints, passive, drv, con

@@ -1,0 +1,179 @@
+"""Structure-of-arrays algebra for the XPBD lane kernel (:mod:`jaxart.solvers.maximal_xpbd_lanes`).
+
+A vector is a tuple ``(x, y, z)`` of equally shaped arrays (items first, lanes last), a quaternion
+``(x, y, z, w)``, a pose a pair ``(p, q)`` and a 3×3 matrix a tuple of three row vectors. The
+formulas (and their order of floating-point operations) are those of the stacked-array versions
+in :mod:`jaxart.math` and :mod:`jaxart.solvers.maximal_xpbd_common`, so the lane kernel computes the
+same numbers as the per-world code. Helpers whose formulas coincide are :mod:`jaxart.math.soa`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jaxart.math.lanes import materialize
+from jaxart.math.safe import safe_atan2
+from jaxart.math.soa import add, cross, dot, qconj, scale, sub  # noqa: F401  (re-exported for the kernel)
+
+_TINY = 1e-30  # jaxart.math.safe's threshold of a zero norm
+
+
+def comps(a: jnp.ndarray) -> tuple:
+    """Split axis 1 of an ``(items, k, L)`` lane array into a tuple of ``(items, L)`` arrays."""
+    return tuple(a[:, i] for i in range(a.shape[1]))
+
+
+
+
+
+
+
+
+
+
+
+
+def neg(a) -> tuple:
+    """Component-wise negation."""
+    return tuple(-x for x in a)
+
+
+def where(c, a, b) -> tuple:
+    """Component-wise ``jnp.where`` (``a``/``b`` may be nested tuples)."""
+    if isinstance(a, tuple):
+        return tuple(where(c, x, y) for x, y in zip(a, b, strict=True))
+    return jnp.where(c, a, b)
+
+
+def take(a, idx):
+    """Gather rows ``idx`` of every component (nested tuples allowed)."""
+    if isinstance(a, tuple):
+        return tuple(take(x, idx) for x in a)
+    return a[idx]
+
+
+def total(terms):
+    """Left-to-right sum of a sequence (the order of :func:`jaxart.math.small.sum_axis`)."""
+    return functools.reduce(operator.add, terms)
+
+
+def qmul(a, b) -> tuple:
+    """Hamilton product (``quat_mul``'s formula)."""
+    av, aw, bv, bw = a[:3], a[3], b[:3], b[3]
+    c = cross(av, bv)
+    return (*(aw * bv[i] + bw * av[i] + c[i] for i in range(3)), aw * bw - dot(av, bv))
+
+
+
+
+def qrot(q, v) -> tuple:
+    """``R(q) v`` (``quat_rotate``'s formula)."""
+    u, w = q[:3], q[3]
+    t = scale(cross(u, v), 2.0)
+    c = cross(u, t)
+    return tuple(v[i] + w * t[i] + c[i] for i in range(3))
+
+
+def qnormalize(q) -> tuple:
+    """``quat_normalize``: divide by the norm; a zero quaternion maps to the identity."""
+    sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
+    bad = sq <= _TINY
+    n = jnp.sqrt(jnp.where(bad, 1.0, sq))
+    out = tuple(x / n for x in q)
+    return (*(jnp.where(bad, 0.0, x) for x in out[:3]), jnp.where(bad, 1.0, out[3]))
+
+
+def qintegrate(q, omega, dt) -> tuple:
+    """``quat_integrate``: ``normalize(q + ½ dt [ω, 0] ⊗ q)``."""
+    zero = jnp.zeros_like(omega[0])
+    d = qmul((*omega, zero), q)
+    h = 0.5 * dt
+    return qnormalize(tuple(x + h * y for x, y in zip(q, d, strict=True)))
+
+
+def tmul(a, b) -> tuple:
+    """Pose composition ``a * b`` (``b`` first)."""
+    return add(a[0], qrot(a[1], b[0])), qmul(a[1], b[1])
+
+
+def rotmat(q) -> tuple:
+    """Rows of ``quat_to_matrix(q)``."""
+    x, y, z, w = q
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
+def transpose(m) -> tuple:
+    """Transpose of a 3×3 row tuple."""
+    return tuple(tuple(m[r][c] for r in range(3)) for c in range(3))
+
+
+def matmul(a, b) -> tuple:
+    """``a @ b`` (``small.matmul``'s order)."""
+    return tuple(tuple(total(a[r][i] * b[i][c] for i in range(3)) for c in range(3)) for r in range(3))
+
+
+def matvec(m, v) -> tuple:
+    """``m @ v``."""
+    return tuple(dot(m[r], v) for r in range(3))
+
+
+def quad(m, v):
+    """``vᵀ m v`` (``maximal_xpbd_common.quad``)."""
+    return dot(v, matvec(m, v))
+
+
+def safe_unit(v, eps: float = 1e-12):
+    """``(|v|, v/|v|)`` with zeros for ``|v|² ≤ eps²`` (``maximal_xpbd_common.safe_unit``)."""
+    n2 = dot(v, v)
+    ok = n2 > eps * eps
+    n = jnp.sqrt(jnp.where(ok, n2, 1.0))
+    return jnp.where(ok, n, 0.0), tuple(jnp.where(ok, x / n, 0.0) for x in v)
+
+
+def safe_norm(v):
+    """``jaxart.math.safe_norm`` of a component tuple."""
+    sq = total(x * x for x in v)
+    z = sq <= _TINY
+    return jnp.where(z, 0.0, jnp.sqrt(jnp.where(z, 1.0, sq)))
+
+
+def rotation_vector(q) -> tuple:
+    """``maximal_joints.rotation_vector``: shortest-arc axis·angle, NaN-free."""
+    flip = q[3] < 0.0
+    q = tuple(jnp.where(flip, -x, x) for x in q)
+    v, w = q[:3], q[3]
+    n2 = dot(v, v)
+    small = n2 < 1e-12
+    n = jnp.sqrt(jnp.where(small, 1.0, n2))
+    k = jnp.where(small, 2.0 / jnp.maximum(w, 1e-6), 2.0 * safe_atan2(n, w) / n)
+    return scale(v, k)
+
+
+def xpbd_delta(c, lam, w, alpha_tilde):
+    """``Δλ = (−C − α̃ λ) / (w + α̃)`` (0 where ``w + α̃ ≤ 0``)."""
+    den = w + alpha_tilde
+    ok = den > 0.0
+    return jnp.where(ok, (-c - alpha_tilde * lam) / jnp.where(ok, den, 1.0), 0.0)
+
+
+class Bodies(NamedTuple):
+    """Per-body SoA data at an iterate (world row last): poses, world COMs, inverse mass and world inverse inertia."""
+
+    p: tuple
+    q: tuple
+    com_w: tuple
+    inv_m: jnp.ndarray
+    inv_iw: tuple
+
+
+#: Lane chunks of :func:`stage` (a loop of at least two trips is what XLA does not inline).
+
+
+#: ``fn(*args)`` evaluated once and stored behind a loop boundary (see :func:`jaxart.math.lanes.materialize`).
+stage = materialize
