@@ -57,7 +57,7 @@ def sum_rows(values: tuple, table: np.ndarray) -> tuple:
 def rigid_inertia(model, world, com) -> tuple:
     """Ten-number spatial inertias about the world origin ``(m, h0..2, J_O xx, yy, zz, xy, xz, yz)``, ``(n, L)``."""
     n = model.body_count
-    rot = _quat_matrix(tuple(c[:n] for c in world[1]))
+    rot = soa.qmatrix(tuple(c[:n] for c in world[1]))
     body_i = model.body_inertia
     ri = [[sum(rot[r][k] * body_i[:, k, c] for k in range(3)) for c in range(3)] for r in range(3)]
     jc = [[sum(ri[r][k] * rot[c][k] for k in range(3)) for c in range(3)] for r in range(3)]
@@ -68,13 +68,6 @@ def rigid_inertia(model, world, com) -> tuple:
           jc[2][2] + m * (csq - com[2] * com[2]), jc[0][1] - h[0] * com[1], jc[0][2] - h[0] * com[2],
           jc[1][2] - h[1] * com[2])
     return (m, *h, *jo)
-
-
-def _quat_matrix(q: tuple) -> list:
-    x, y, z, w = q
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
 
 
 def apply_rigid(inertia: tuple, twist: tuple) -> tuple:

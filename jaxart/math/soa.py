@@ -108,6 +108,14 @@ def qnormalize(q: Quat) -> Quat:
     return (q[0] * inv, q[1] * inv, q[2] * inv, jnp.where(bad, 1.0, q[3] * inv))
 
 
+def qmatrix(q: Quat) -> tuple:
+    """Rows of the rotation matrix of a unit quaternion (``quat_to_matrix``'s formula)."""
+    x, y, z, w = q
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
 def tmul(a: tuple, b: tuple) -> tuple:
     """Compose transforms ``a * b`` (``b`` first)."""
     return add(a[0], qrot(a[1], b[0])), qmul(a[1], b[1])

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from jaxart.math.lanes import materialize
 from jaxart.math.safe import safe_atan2
 from jaxart.math.soa import add, cross, dot, qconj, scale, sub  # noqa: F401  (re-exported for the kernel)
+from jaxart.math.soa import qmatrix as rotmat  # noqa: F401
 
 _TINY = 1e-30  # jaxart.math.safe's threshold of a zero norm
 
@@ -98,14 +99,6 @@ def qintegrate(q, omega, dt) -> tuple:
 def tmul(a, b) -> tuple:
     """Pose composition ``a * b`` (``b`` first)."""
     return add(a[0], qrot(a[1], b[0])), qmul(a[1], b[1])
-
-
-def rotmat(q) -> tuple:
-    """Rows of ``quat_to_matrix(q)``."""
-    x, y, z, w = q
-    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
-            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
-            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
 
 
 def transpose(m) -> tuple:
