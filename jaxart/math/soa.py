@@ -8,7 +8,14 @@ slower on CPU). Conventions are those of :mod:`jaxart.math`.
 
 from __future__ import annotations
 
+import functools
+import operator
+
+import jax
 import jax.numpy as jnp
+import numpy as np
+
+from jaxart.math.safe import _TINY, safe_atan2
 
 Vec = tuple
 Quat = tuple
@@ -137,3 +144,88 @@ def take(a: tuple, idx) -> tuple:
     if isinstance(a, tuple):
         return tuple(take(x, idx) for x in a)
     return a[..., idx]
+
+
+# --- lane-kernel helpers: 3×3 matrices as row tuples, nested selects, sums, static item subsets ---
+
+
+def select(c, a, b):
+    """Component-wise ``jnp.where`` of (possibly nested) tuples."""
+    if isinstance(a, tuple):
+        return tuple(select(c, x, y) for x, y in zip(a, b, strict=True))
+    return jnp.where(c, a, b)
+
+
+def total(terms):
+    """Left-to-right sum of a sequence (the order of :func:`jaxart.math.small.sum_axis`)."""
+    return functools.reduce(operator.add, terms)
+
+
+def transpose(m) -> tuple:
+    """Transpose of a 3×3 row tuple."""
+    return tuple(tuple(m[r][c] for r in range(3)) for c in range(3))
+
+
+def safe_norm(v):
+    """:func:`jaxart.math.safe_norm` of a component tuple (0 with a zero gradient at the origin)."""
+    sq = total(x * x for x in v)
+    z = sq <= _TINY
+    return jnp.where(z, 0.0, jnp.sqrt(jnp.where(z, 1.0, sq)))
+
+
+def inv3(m, eps: float = 1e-12) -> tuple:
+    """:func:`jaxart.math.inv3` of a 3×3 row tuple (adjugate; ``|det| < eps`` divides by ``±eps``)."""
+    c0 = cross(m[1], m[2])
+    c1 = cross(m[2], m[0])
+    c2 = cross(m[0], m[1])
+    det = dot(m[0], c0)
+    det = jnp.where(jnp.abs(det) < eps, jnp.where(det < 0.0, -eps, eps), det)
+    return tuple(tuple(c[i] / det for c in (c0, c1, c2)) for i in range(3))
+
+
+def euler_xyz(m) -> tuple:
+    """:func:`jaxart.math.matrix_to_euler_xyz` of a 3×3 row tuple: intrinsic X-Y-Z angles."""
+    sb = jnp.clip(m[0][2], -1.0, 1.0)
+    cb = safe_norm((m[0][0], m[0][1]))
+    return (safe_atan2(-m[1][2], m[2][2]), safe_atan2(sb, cb), safe_atan2(-m[0][1], m[0][0]))
+
+
+def twist_angle(axis: Vec, q: Quat):
+    """:func:`jaxart.math.quat_twist_angle`: ``2·atan2(axis · q.xyz, q.w)`` in (−2π, 2π]."""
+    return 2.0 * safe_atan2(dot(axis, q[:3]), q[3])
+
+
+def rows(tree, idx: np.ndarray):
+    """Rows ``idx`` (static) of every item-first leaf (``(items, L)`` and ``(items, 1)`` alike)."""
+    return jax.tree_util.tree_map(lambda x: x[idx], tree)
+
+
+def unrows(tree, idx: np.ndarray, count: int):
+    """Inverse of :func:`rows`: ``count`` rows holding the subset rows at ``idx`` and zeros elsewhere."""
+    if len(idx) == count and np.array_equal(idx, np.arange(count)):
+        return tree
+    pos = np.full(count, len(idx), np.int32)
+    pos[idx] = np.arange(len(idx), dtype=np.int32)
+
+    def one(x):
+        return jnp.concatenate([x, jnp.zeros((1, *x.shape[1:]), x.dtype)], 0)[pos]
+
+    return jax.tree_util.tree_map(one, tree)
+
+
+def on_subset(fn, sel: np.ndarray, *args):
+    """``fn(*args)`` evaluated only on the items where the static mask ``sel`` holds (zeros elsewhere)."""
+    idx = np.flatnonzero(sel).astype(np.int32)
+    return unrows(fn(*rows(args, idx)), idx, len(sel))
+
+
+def qlog(q: Quat) -> Vec:
+    """Rotation vector (axis · angle, angle in [0, π]) of a unit quaternion; smooth at the identity
+    (:func:`jaxart.dynamics.integrate.quat_log`'s formula)."""
+    flip = q[3] < 0.0
+    v = tuple(jnp.where(flip, -x, x) for x in q[:3])
+    w = jnp.where(flip, -q[3], q[3])
+    s = safe_norm(v)
+    small = s < 1e-8
+    ratio = jnp.where(small, 2.0 / jnp.where(small, w, 1.0), 2.0 * safe_atan2(s, w) / jnp.where(small, 1.0, s))
+    return scale(v, ratio)

@@ -25,12 +25,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.kinematics.ik_lanes import ik_lanes, unpack_inputs
+from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
+from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
 from jaxart.solvers import maximal_xpbd_soa as s
 from jaxart.solvers.maximal_sums import segment_sum
-from jaxart.solvers.maximal_xpbd_ik import ik_lanes
-from jaxart.solvers.maximal_xpbd_joint_soa import joint_angles, mask, on_subset
+from jaxart.solvers.maximal_xpbd_joint_soa import joint_angles
 from jaxart.solvers.maximal_xpbd_lane_contacts import contact_data, solve_contacts
 from jaxart.solvers.maximal_xpbd_soa import Bodies
 
@@ -365,20 +367,13 @@ def _kernel(st, opt: LaneOptions, kin, ik_static_, state, bodies, joints, passiv
     if opt.ik:
         pose, qd = s.stage(lambda *a: s.where(kin_m, *a), (pose0, twist0), (pose, qd))
         ik, par, chi = ik_static_
-        c = _unpack_ik(ik_in)
+        c = unpack_inputs(ik_in)
         jq, jqd = ik_lanes(ik, par, chi, c, pose, qd, com, state["joint_q"], state["joint_qd"], stage=s.stage)
     body_q = jnp.stack([*pose[0], *pose[1]], axis=1)[:-1]
     body_qd = jnp.stack(qd, axis=1)[:-1]
     pred = jnp.stack(qd_pred, axis=1)[:-1] if opt.restitution else None
     lam_n = jnp.zeros((1, lanes_), f) if lam_c is None else lam_c[0]
     return body_q, body_qd, pred, lam_n, jq, jqd
-
-
-def _unpack_ik(ik_in):
-    x_p, x_c = s.comps(ik_in["X_p"]), s.comps(ik_in["X_c"])
-    rows = lambda a: [s.comps(a[:, r]) for r in range(3)]  # noqa: E731
-    return {"X_p": (x_p[:3], x_p[3:]), "X_c": (x_c[:3], x_c[3:]), "lin_axes": rows(ik_in["lin_axes"]),
-            "ang_axes": rows(ik_in["ang_axes"]), "g_inv": rows(ik_in["g_inv"])}
 
 
 def make_step(st, opt: LaneOptions, kin: np.ndarray, ik=None):

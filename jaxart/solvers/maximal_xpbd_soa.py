@@ -9,18 +9,26 @@ same numbers as the per-world code. Helpers whose formulas coincide are :mod:`ja
 
 from __future__ import annotations
 
-import functools
-import operator
 from typing import NamedTuple
 
 import jax.numpy as jnp
 
 from jaxart.math.lanes import materialize
-from jaxart.math.safe import safe_atan2
-from jaxart.math.soa import add, cross, dot, qconj, scale, sub  # noqa: F401  (re-exported for the kernel)
+from jaxart.math.safe import _TINY, safe_atan2
+from jaxart.math.soa import (  # noqa: F401  (re-exported for the kernel)
+    add,
+    cross,
+    dot,
+    qconj,
+    safe_norm,
+    scale,
+    sub,
+    total,
+    transpose,
+)
 from jaxart.math.soa import qmatrix as rotmat  # noqa: F401
-
-_TINY = 1e-30  # jaxart.math.safe's threshold of a zero norm
+from jaxart.math.soa import rows as take  # noqa: F401
+from jaxart.math.soa import select as where  # noqa: F401
 
 
 def comps(a: jnp.ndarray) -> tuple:
@@ -41,25 +49,6 @@ def comps(a: jnp.ndarray) -> tuple:
 def neg(a) -> tuple:
     """Component-wise negation."""
     return tuple(-x for x in a)
-
-
-def where(c, a, b) -> tuple:
-    """Component-wise ``jnp.where`` (``a``/``b`` may be nested tuples)."""
-    if isinstance(a, tuple):
-        return tuple(where(c, x, y) for x, y in zip(a, b, strict=True))
-    return jnp.where(c, a, b)
-
-
-def take(a, idx):
-    """Gather rows ``idx`` of every component (nested tuples allowed)."""
-    if isinstance(a, tuple):
-        return tuple(take(x, idx) for x in a)
-    return a[idx]
-
-
-def total(terms):
-    """Left-to-right sum of a sequence (the order of :func:`jaxart.math.small.sum_axis`)."""
-    return functools.reduce(operator.add, terms)
 
 
 def qmul(a, b) -> tuple:
@@ -101,11 +90,6 @@ def tmul(a, b) -> tuple:
     return add(a[0], qrot(a[1], b[0])), qmul(a[1], b[1])
 
 
-def transpose(m) -> tuple:
-    """Transpose of a 3×3 row tuple."""
-    return tuple(tuple(m[r][c] for r in range(3)) for c in range(3))
-
-
 def matmul(a, b) -> tuple:
     """``a @ b`` (``small.matmul``'s order)."""
     return tuple(tuple(total(a[r][i] * b[i][c] for i in range(3)) for c in range(3)) for r in range(3))
@@ -127,13 +111,6 @@ def safe_unit(v, eps: float = 1e-12):
     ok = n2 > eps * eps
     n = jnp.sqrt(jnp.where(ok, n2, 1.0))
     return jnp.where(ok, n, 0.0), tuple(jnp.where(ok, x / n, 0.0) for x in v)
-
-
-def safe_norm(v):
-    """``jaxart.math.safe_norm`` of a component tuple."""
-    sq = total(x * x for x in v)
-    z = sq <= _TINY
-    return jnp.where(z, 0.0, jnp.sqrt(jnp.where(z, 1.0, sq)))
 
 
 def rotation_vector(q) -> tuple:

@@ -62,6 +62,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.ik import eval_ik
+from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
@@ -77,7 +78,6 @@ from jaxart.solvers.maximal_xpbd_contacts import (
     solve_contacts,
     zero_lambda,
 )
-from jaxart.solvers.maximal_xpbd_ik import ik_inputs, ik_static
 from jaxart.solvers.maximal_xpbd_joints import drive_targets, solve_angular, solve_drives, solve_linear
 from jaxart.solvers.maximal_xpbd_lanes import LaneOptions, make_step
 
