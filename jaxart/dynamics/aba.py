@@ -34,6 +34,7 @@ import numpy as np
 
 from jaxart.dynamics import lane_spatial as ls
 from jaxart.dynamics.aba_schedule import aba_schedule
+from jaxart.dynamics.cholesky import spd_solve_batch_minor
 from jaxart.dynamics.dense_solve import dense_accelerations
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_frames_lanes, fk_twists_lanes
@@ -152,7 +153,7 @@ def _forward_run(run, xs, init, lanes_: int):
 
 
 def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
-    """Both passes over the runs of levels; returns ``(nd, L)`` accelerations."""
+    """Both passes over the runs of levels (and the root blocks); returns ``(nd, L)`` accelerations."""
     dtype = per_dof[0][0].dtype
     zeros = lambda k, w: tuple(jnp.zeros((w + 1, lanes_), dtype) for _ in range(k))  # noqa: E731
     runs = sched.runs
@@ -170,18 +171,70 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
                          for t in carry)
         carry, out = _backward_run(run, lv, init, lanes_, tiny)
         level_vals[r] = (lv[0], lv[1], *out)
-    acc, qdds = None, []
+    acc, qdds, block_rows = None, [], []
+    if sched.blocks is not None:
+        block_qdd, block_acc = _root_blocks(sched.blocks, per_dof, carry, lanes_)
+        block_rows = [jnp.swapaxes(block_qdd, 0, 1).reshape(-1, lanes_)]
+        acc = tuple(jnp.concatenate([jnp.broadcast_to(x, (x.shape[0], lanes_)), jnp.zeros((1, lanes_), dtype)])
+                    for x in block_acc)
     for r, run in enumerate(runs):
-        init = zeros(6, run.width) if acc is None else _pad_rows(tuple(x[run.entry_parent] for x in acc), run.width,
-                                                                  lanes_)
+        if acc is None:
+            init = zeros(6, run.width)
+        else:
+            entry = sched.blocks.slot_block if r == 0 else run.entry_parent
+            init = _pad_rows(tuple(x[entry] for x in acc), run.width, lanes_)
         acc, qdd = _forward_run(run, level_vals[r], init, lanes_)
         qdds.append(jnp.broadcast_to(qdd, (*qdd.shape[:2], lanes_)).reshape(-1, lanes_))
-    flat = jnp.concatenate([*qdds, jnp.zeros((1, lanes_), dtype)], axis=0)
+    flat = jnp.concatenate([*qdds, *block_rows, jnp.zeros((1, lanes_), dtype)], axis=0)
     return flat[sched.dof_pos]
 
 
-def _aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
-    """Lane kernel of :func:`aba_accelerations`."""
+def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray, tuple]:
+    """Multi-DOF root joints solved as blocks (``aba_schedule`` module docstring).
+
+    With the body's articulated inertia ``I^A``/bias ``p^A`` (its own plus its children's from the
+    first level), columns ``S`` and the summed velocity products ``c`` of the joint's DOFs:
+    ``(Sᵀ I^A S + diag(e)) q̈ = τ − Sᵀ (p^A + I^A c)`` and the body acceleration ``a = c + S q̈``.
+    The small SPD systems are solved by :mod:`jaxart.dynamics.cholesky`'s batch-minor kernel.
+
+    Returns:
+        ``(q̈ (M, R, L), body accelerations (6-tuple of (R, L)))``.
+    """
+    s, c, i_dof, p_dof, tau, extra = per_dof
+    ch, dof = blocks.children, blocks.dof
+    m, r = dof.shape[1], dof.shape[0]
+    kids = lambda x: sum(x[ch[:, k]] for k in range(ch.shape[1]))  # noqa: E731
+    ia = tuple(a[blocks.last] + kids(b) for a, b in zip(ls.rigid_to_sym(i_dof), first_level[0], strict=True))
+    pa = tuple(a[blocks.last] + kids(b) for a, b in zip(p_dof, first_level[1], strict=True))
+    cols = [tuple(x[dof[:, k]] for x in s) for k in range(m)]
+    c_sum = tuple(sum(x[dof[:, k]] for k in range(m)) for x in c)
+    # padding columns (S = 0, τ = 0) get a unit pivot: their q̈ is 0
+    diag = [extra[dof[:, k]] + col(dof[:, k] == len(tau) - 1) for k in range(m)]
+    mat, rhs = _block_system(ia, pa, cols, c_sum, [tau[dof[:, k]] for k in range(m)], diag)
+    qdd = spd_solve_batch_minor(mat.reshape(m, m, -1), rhs.reshape(m, 1, -1)).reshape(m, r, lanes_)
+    qdd = jnp.where(col(blocks.kinematic), 0.0, qdd)
+    acc = tuple(a + sum(sk[i] * qdd[k] for k, sk in enumerate(cols)) for i, a in enumerate(c_sum))
+    return qdd, acc
+
+
+def _block_system(ia, pa, cols, c_sum, tau, diag) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """Stacked ``(M, M, R, L)`` matrices ``Sᵀ I^A S + diag`` and ``(M, R, L)`` right-hand sides of the blocks.
+
+    Stacked arrays with the 6-sums unrolled: each product is one elementwise XLA loop over all entries.
+    """
+    shape = jnp.broadcast_shapes(*(x.shape for x in jax.tree_util.tree_leaves((ia, pa, cols, c_sum, tau, diag))))
+    stack = lambda xs: jnp.stack([jnp.broadcast_to(x, shape) for x in xs])  # noqa: E731
+    i_full = stack([ia[ls.SYM[i, k]] for i in range(6) for k in range(6)]).reshape(6, 6, *shape)
+    s = jnp.stack([stack(sk) for sk in cols])  # (M, 6, R, L)
+    u = sum(i_full[None, :, k] * s[:, None, k] for k in range(6))  # (M, 6, R, L): I^A S_m
+    eye = jnp.eye(len(cols), dtype=s.dtype)[..., None, None]
+    mat = sum(s[:, None, i] * u[None, :, i] for i in range(6)) + eye * stack(diag)[None]
+    bias = stack(pa) + sum(i_full[:, k] * stack(c_sum)[k] for k in range(6))  # (6, R, L): p^A + I^A c
+    return mat, stack(tau) - sum(s[:, i] * bias[i] for i in range(6))
+
+
+def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
+    """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies)."""
     sched = aba_schedule(model)
     s, c, i_dof, p_dof, tau = _dof_inputs(model, joint_q, joint_qd, base_q, joint_f, body_f)
     tau = tau + jnp.concatenate([tau_extra, jnp.zeros_like(tau_extra[:1])], axis=0)
@@ -191,17 +244,18 @@ def _aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, b
     return _solve(sched, (s, c, i_dof, p_dof, tau, extra), lanes_, tiny)
 
 
-def _dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
+def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None):
     """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
     body_q = jnp.concatenate([base_q, ident])[slot]
-    return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f)
+    return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad)
 
 
-_aba_lanes = lanes(_aba_kernel, plain=_dense_from_base)
+#: :func:`aba_accelerations` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.
+aba_from_base = lanes(aba_kernel, plain=dense_from_base)
 
 
 def aba_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f) -> jnp.ndarray:
@@ -228,4 +282,4 @@ def aba_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra,
         ``(nd,)`` accelerations, zero for non-tree and kinematic DOFs.
     """
     base_q = body_q_base[base_bodies(model.schedule)]
-    return _aba_lanes(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f)
+    return aba_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f)

@@ -204,9 +204,12 @@ def _bm_cho_solve(low: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     return _backward(u, _forward(u, b))
 
 
-def _bm_spd_solve(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+def spd_solve_batch_minor(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+    """Solve batch-minor SPD systems ``a`` ``(n, n, m)`` for ``b`` ``(n, r, m)`` inside a lane kernel (no
+    chunking, no ``custom_vmap``; forward-mode differentiable only; pivots clamped as documented above)."""
     u = _factor(a)
     return _backward(u, _forward(u, b))
+
 
 
 # --------------------------------------------------------------------------------------------- #
@@ -304,7 +307,7 @@ def _cho_solve_cv(low, b):
 
 @custom_vmap
 def _spd_solve_cv(a, b):
-    return _apply(_bm_spd_solve, a, b)
+    return _apply(spd_solve_batch_minor, a, b)
 
 
 _cholesky_cv.def_vmap(_matrix_rule(_cholesky_cv))

@@ -64,7 +64,7 @@ def _integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> 
     return parts[_coord_sources(sch, nq)]
 
 
-def _integrate_kernel(model, joint_q, joint_qd, dt):
+def integrate_kernel(model, joint_q, joint_qd, dt):
     """Lane kernel of :func:`integrate_coords` (every leaf with a trailing lane axis; SoA)."""
     sch, nq = model.schedule, model.joint_coord_count
     tj = sch.tree_joint.array
@@ -104,7 +104,7 @@ def _integrate_kernel(model, joint_q, joint_qd, dt):
 #: velocities; ``dt`` time step [s]. Returns ``(joint_coord_count,)`` new coordinates. Batch-minor
 #: under ``vmap`` (:mod:`jaxart.math.lanes`; batch-major it cost 1.1 µs per humanoid world at batch
 #: 1024); single worlds and derivatives use the same formulas in the ordinary layout.
-integrate_coords = lanes(_integrate_kernel, plain=_integrate_plain)
+integrate_coords = lanes(integrate_kernel, plain=_integrate_plain)
 
 @functools.lru_cache(maxsize=64)
 def _coord_sources(sch, nq: int) -> np.ndarray:

@@ -25,8 +25,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.integrate import quat_log
-from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, transform_inverse, transform_point
+from jaxart.math import quat_normalize, quat_rotate, soa, transform_inverse, transform_point
 from jaxart.math.safe import safe_norm
 from jaxart.sim.enums import JointTargetMode, JointType
 
@@ -90,27 +89,61 @@ def dof_static(topo) -> DofStatic:
                      is_dist, dist[:, 0], dist[:, 1], dist[:, 2])
 
 
+def _column(x: jnp.ndarray):
+    """Reshape static per-row numpy arrays to broadcast against ``x`` (``(rows,)`` or ``(rows, L)``)."""
+    return lambda a: np.reshape(a, a.shape + (1,) * (x.ndim - 1))
+
+
+def _extend(x: jnp.ndarray, tail) -> jnp.ndarray:
+    """Append constant rows ``tail`` to ``x`` (``(rows,)`` or ``(rows, L)``)."""
+    t = jnp.asarray(tail, x.dtype).reshape((len(tail),) + (1,) * (x.ndim - 1))
+    return jnp.concatenate([x, jnp.broadcast_to(t, (len(tail), *x.shape[1:]))])
+
+
+@functools.lru_cache(maxsize=64)
+def _ball_sources(topo) -> tuple[np.ndarray, np.ndarray]:
+    """Static ``(quaternion coordinates (k, 4), (nd,) index into concat(scalar (nd), r_x, r_y, r_z))``."""
+    st = dof_static(topo)
+    nd = topo.joint_dof_count
+    rows = np.nonzero(st.is_ball)[0]  # consecutive (k = 0, 1, 2) triples sharing one quaternion
+    k = len(rows) // 3
+    src = np.arange(nd)
+    src[rows] = nd + st.ball_k[rows] * k + np.repeat(np.arange(k), 3)
+    return st.ball_quat[rows[::3]], src
+
+
 def dof_positions(model, joint_q: jnp.ndarray, target_q: jnp.ndarray):
     """Per-DOF positions and drive errors.
 
+    Layout-generic: per world (``(nq,)`` coordinates) or in the lane layout of
+    :mod:`jaxart.math.lanes` (``(nq, L)``; the targets may have one lane).
+
     Returns:
-        ``(pos (nd,), drive_error (nd,))``; BALL DOFs use rotation vectors, FREE DOFs zero.
+        ``(pos (nd,), drive_error (nd,))`` (with the lane axis if given); BALL DOFs use rotation
+        vectors, FREE DOFs zero.
     """
     st = dof_static(model.topology)
-    dt = joint_q.dtype
-    ext = jnp.array([0.0, 1.0], dt)
-    q_ext = jnp.concatenate([joint_q, ext])
-    t_ext = jnp.concatenate([jnp.asarray(target_q, dt), ext])
-    pos = jnp.where(st.is_scalar, q_ext[st.coord], 0.0)
-    err = jnp.where(st.is_scalar, t_ext[st.coord] - q_ext[st.coord], 0.0)
+    col = _column(joint_q)
+    q_ext = _extend(joint_q, [0.0, 1.0])
+    t_ext = _extend(jnp.asarray(target_q, joint_q.dtype), [0.0, 1.0])
+    scalar = col(st.is_scalar)
+    pos = jnp.where(scalar, q_ext[st.coord], 0.0)
+    err = jnp.where(scalar, t_ext[st.coord] - q_ext[st.coord], 0.0)
     if not st.is_ball.any():  # static: no quaternion branch in the program
         return pos, err
-    rows = np.nonzero(st.is_ball)[0]  # consecutive (k = 0, 1, 2) triples sharing one quaternion
-    quat = quat_normalize(q_ext[st.ball_quat[rows[::3]]])
-    quat_t = quat_normalize(t_ext[st.ball_quat[rows[::3]]])
-    rot = quat_log(quat).reshape(-1)
-    rot_err = quat_log(quat_mul(quat_t, quat_conjugate(quat))).reshape(-1)
-    return pos.at[rows].set(rot), err.at[rows].set(rot_err)
+    quat_idx, src = _ball_sources(model.topology)
+    quat = soa.qnormalize(tuple(q_ext[quat_idx[:, i]] for i in range(4)))
+    quat_t = soa.qnormalize(tuple(t_ext[quat_idx[:, i]] for i in range(4)))
+    rot = soa.qlog(quat)
+    rot_err = soa.qlog(soa.qmul(quat_t, soa.qconj(quat)))
+    return _place(pos, rot, src), _place(err, rot_err, src)
+
+
+def _place(base: jnp.ndarray, parts: tuple, src: np.ndarray) -> jnp.ndarray:
+    """``concat(base, *parts)[src]`` (a static gather instead of a scatter into ``base``)."""
+    lanes_ = jnp.broadcast_shapes(base.shape[1:], *(x.shape[1:] for x in parts))
+    rows = [jnp.broadcast_to(x, (x.shape[0], *lanes_)) for x in (base, *parts)]
+    return jnp.concatenate(rows)[src]
 
 
 def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, friction_eps: float):
@@ -132,21 +165,24 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         DOFs): add ``w_i w_k`` to the matrix for DOFs ``i, k`` of the same joint (:func:`dyad_mask`).
     """
     st = dof_static(model.topology)
+    col = _column(joint_qd)
     v = joint_qd
     pos, err = dof_positions(model, joint_q, control.joint_target_q)
+    is_scalar, is_ball, is_dist = col(st.is_scalar), col(st.is_ball), col(st.is_distance)
+    use_ke, use_kd, is_angular_scalar = col(st.use_ke), col(st.use_kd), col(st.is_angular_scalar)
     lo, hi = model.joint_limit_lower, model.joint_limit_upper
-    limited = (st.is_scalar | st.is_ball) & ~st.is_distance & ((pos < lo) | (pos > hi))
+    limited = (is_scalar | is_ball) & ~is_dist & ((pos < lo) | (pos > hi))
     e_lim = jnp.where(pos < lo, lo - pos, hi - pos)
-    drivable = st.is_scalar | st.is_ball
-    ke = jnp.where(limited | ~drivable, 0.0, model.joint_target_ke * st.use_ke)
-    kd = jnp.where(limited | ~drivable, 0.0, model.joint_target_kd * st.use_kd)
-    v_t = jnp.where(st.use_kd, control.joint_target_qd, 0.0)
+    drivable = is_scalar | is_ball
+    ke = jnp.where(limited | ~drivable, 0.0, model.joint_target_ke * use_ke)
+    kd = jnp.where(limited | ~drivable, 0.0, model.joint_target_kd * use_kd)
+    v_t = jnp.where(use_kd, control.joint_target_qd, 0.0)
     wrapped = pos - 2.0 * jnp.pi * jnp.floor((pos + jnp.pi) / (2.0 * jnp.pi))
-    spring_pos = jnp.where(st.is_angular_scalar, wrapped, pos)
-    e_rest = jnp.where(st.is_scalar | st.is_ball, model.joint_rest_q - spring_pos, 0.0)
+    spring_pos = jnp.where(is_angular_scalar, wrapped, pos)
+    e_rest = jnp.where(is_scalar | is_ball, model.joint_rest_q - spring_pos, 0.0)
     k_lim = jnp.where(limited, model.joint_limit_ke, 0.0)
     c_lim = jnp.where(limited, model.joint_limit_kd, 0.0)
-    stiff = jnp.where(st.is_scalar | st.is_ball, model.joint_stiffness, 0.0)
+    stiff = jnp.where(is_scalar | is_ball, model.joint_stiffness, 0.0)
     th = jnp.tanh(v / friction_eps)
     fric = -model.joint_friction * th
     c_fric = model.joint_friction / friction_eps * (1.0 - th * th)

@@ -86,7 +86,7 @@ def body_slots(schedule) -> np.ndarray:
     return np.asarray([*slots, t + len(base)], dtype=np.int32)
 
 
-def _fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
+def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
     """Lane kernel of :func:`fk_bodies`: ``(body_q (n, 7, L), body_qd (n, 6, L))``."""
     world, twist, com_w = fk_soa(model, joint_q, joint_qd, base_q, base_qd)
     n = model.body_count
@@ -96,7 +96,8 @@ def _fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
     return jnp.stack([*p, *q], axis=1), jnp.stack([*v_com, *omega], axis=1)
 
 
-_fk_bodies_lanes = lanes(_fk_bodies_kernel)
+#: :func:`fk_bodies` from the ``(k, 7)``/``(k, 6)`` poses/twists of the :func:`base_bodies` only.
+fk_from_base = lanes(fk_bodies_kernel)
 
 
 def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
@@ -113,7 +114,7 @@ def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
         ``(body_q (n, 7), body_qd (n, 6))``.
     """
     rows = base_bodies(model.schedule)  # only these rows enter the lane kernel (no transposes of the rest)
-    return _fk_bodies_lanes(model, joint_q, joint_qd, body_q_base[rows], body_qd_base[rows])
+    return fk_from_base(model, joint_q, joint_qd, body_q_base[rows], body_qd_base[rows])
 
 
 def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:

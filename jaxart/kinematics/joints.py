@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.math import soa
 from jaxart.math.lanes import materialize
@@ -73,8 +74,7 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
     qdl = [qd_ext[col(sch.lin_qd, k)] for k in range(3)]
     qda = [qd_ext[col(sch.ang_qd, k)] for k in range(3)]
     pos = soa.add(soa.add(soa.scale(lin[0], ql[0]), soa.scale(lin[1], ql[1])), soa.scale(lin[2], ql[2]))
-    sincos = materialize(lambda a: [(jnp.sin(0.5 * x), jnp.cos(0.5 * x)) for x in a], qa)
-    rot_e, transported = euler_chain_soa(ang, qa, sincos=sincos)
+    rot_e, transported = euler_chain_soa(ang, qa, sincos=_half_sincos(sch.ang_q.array, q_ext))
     is_quat = jnp.asarray(sch.is_quat.array)[:, None]
     quat = soa.qnormalize(tuple(q_ext[col(sch.quat_q, i)] for i in range(4)))
     rot = soa.where(is_quat, quat, rot_e)
@@ -82,6 +82,24 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
     w = soa.add(soa.add(soa.scale(axes[0], qda[0]), soa.scale(axes[1], qda[1])), soa.scale(axes[2], qda[2]))
     v = soa.add(soa.add(soa.scale(lin[0], qdl[0]), soa.scale(lin[1], qdl[1])), soa.scale(lin[2], qdl[2]))
     return JointMotionSoA((pos, rot), v, w, tuple(lin), tuple(axes))
+
+
+def _half_sincos(ang_q: np.ndarray, q_ext: jnp.ndarray) -> list[tuple]:
+    """``(sin(q/2), cos(q/2))`` of the three Euler-chain angles of every tree joint.
+
+    The transcendental functions run once per distinct angular coordinate (the absent axes of the
+    ``(t, 3)`` table all point at the padding coordinate, angle 0), stored by :func:`materialize`,
+    and are then gathered into the three per-axis rows: the humanoid has 21 angles but 3 × 17 slots.
+    """
+    pad = q_ext.shape[0] - 2  # index of the appended 0.0
+    used = np.unique(ang_q[ang_q != pad])
+    slot = np.full(q_ext.shape[0], len(used), np.int32)
+    slot[used] = np.arange(len(used))
+    half = 0.5 * q_ext[used]
+    sin, cos = materialize(lambda a: (jnp.sin(a), jnp.cos(a)), half)
+    sin = jnp.concatenate([sin, jnp.zeros((1, *sin.shape[1:]), sin.dtype)], axis=0)
+    cos = jnp.concatenate([cos, jnp.ones((1, *cos.shape[1:]), cos.dtype)], axis=0)
+    return [(sin[slot[ang_q[:, k]]], cos[slot[ang_q[:, k]]]) for k in range(3)]
 
 
 def euler_chain_soa(axes, angles, *, sincos=None) -> tuple[tuple, list]:

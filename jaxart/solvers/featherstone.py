@@ -37,22 +37,16 @@ parent-anchor axes). See :mod:`jaxart.dynamics.joint_forces`.
 
 from __future__ import annotations
 
-import functools
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
-from jaxart.dynamics.aba import aba_accelerations, dense_accelerations
-from jaxart.dynamics.integrate import integrate_coords
-from jaxart.dynamics.joint_forces import joint_forces
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.kinematics.fk import fk_bodies
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
+from jaxart.solvers.featherstone_step import featherstone_step
 
 _DRIVES = ("implicit", "explicit")
 
@@ -128,55 +122,6 @@ class SolverFeatherstone(SolverBase):
         return featherstone_step(self.model, state_in, control, dt, angular_damping=self.angular_damping,
                                  implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
                                  extra_body_f=extra)
-
-
-@functools.partial(jax.jit, static_argnames=("angular_damping", "implicit", "friction_eps"))
-def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
-                      implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None) -> State:
-    """One pure solver step (see :class:`SolverFeatherstone`).
-
-    Args:
-        model: The model.
-        state: Current state.
-        control: Control or ``None``.
-        dt: Time step [s].
-        angular_damping: FREE angular damping rate.
-        implicit: Implicit drives/springs/damping/limits.
-        friction_eps: Friction smoothing velocity.
-        extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the contact
-            seam: contact forces enter here, i.e. as ``Jᵀ f``).
-
-    Returns:
-        The new state.
-    """
-    with jax.named_scope("jaxart.featherstone_step"):
-        control = model.control() if control is None else control
-        dtype = state.joint_q.dtype
-        dt = jnp.asarray(dt, dtype)
-        qdd = joint_accelerations(model, state, control, dt, implicit=implicit, friction_eps=friction_eps,
-                                  extra_body_f=extra_body_f)
-        qd = state.joint_qd + dt * qdd
-        qd = jnp.clip(qd, -model.joint_velocity_limit, model.joint_velocity_limit)
-        lay = dynamics_layout(model)
-        damp_ang = lay.is_free_dof & ~lay.is_lin_dof
-        qd = jnp.where(damp_ang, qd * (1.0 - angular_damping * dt), qd)
-        qd = jnp.where(lay.in_tree_dof, qd, state.joint_qd)
-        q = integrate_coords(model, state.joint_q, qd, dt)
-        body_q, body_qd = fk_bodies(model, q, qd, state.body_q, state.body_qd)
-        return state.replace(joint_q=q, joint_qd=qd, body_q=body_q, body_qd=body_qd)
-
-
-def joint_accelerations(model: Model, state: State, control: Control, dt, *, implicit: bool, friction_eps: float,
-                        extra_body_f=None) -> jnp.ndarray:
-    """``(joint_dof_count,)`` accelerations of one semi-implicit step (all forces, implicit terms)."""
-    body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
-    f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
-                                  friction_eps=friction_eps)
-    args = (model, state.joint_q, state.joint_qd, state.body_q, control.joint_f, f0, model.joint_armature + diag,
-            body_f)
-    if dyad is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
-        return aba_accelerations(*args)
-    return dense_accelerations(*args, dyad=dyad)  # implicit DISTANCE-limit rows (rank one per joint)
 
 
 def _validate(model: Model, ignore_loop_joints: bool) -> None:
