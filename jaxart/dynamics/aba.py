@@ -12,7 +12,10 @@ virtual links, which is exact), so every pivot is a scalar:
   ``I^A = I_d + Σ_children I^a``, ``p^A = p_d + Σ_children p^a``, ``U = I^A S``,
   ``D = Sᵀ U + e``, ``u = τ − Sᵀ p^A``, ``I^a = I^A − U Uᵀ / D``,
   ``p^a = p^A + I^a c + U u / D``;
-* forward (roots → leaves): ``a' = a_parent + c``, ``q̈ = (u − Uᵀ a') / D``, ``a = a' + S q̈``.
+* forward (roots → leaves): ``a' = a_parent + c``, ``q̈ = (u − Uᵀ a') / D``, ``a = a' + S q̈``;
+* multi-DOF joints hanging from the world (root blocks of :mod:`jaxart.dynamics.aba_schedule`) are
+  solved between the passes as one SPD system each: ``(Sᵀ I^A S + diag e) q̈ = τ − Sᵀ (p^A + I^A c)``
+  with the body's articulated inertia and bias from the backward pass, ``a = c + S q̈``.
 
 ``I_d``/``p_d`` are the rigid inertias and bias wrenches ``v ×* I v − f_gravity − f_ext`` of the bodies
 attached to ``d``. DOFs of kinematic bodies are prescribed (``q̈ = 0``: ``1/D`` replaced by 0, so
