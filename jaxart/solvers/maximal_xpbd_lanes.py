@@ -368,7 +368,7 @@ def _kernel(st, opt: LaneOptions, kin, ik_static_, state, bodies, joints, passiv
         pose, qd = s.stage(lambda *a: s.where(kin_m, *a), (pose0, twist0), (pose, qd))
         ik, par, chi = ik_static_
         c = unpack_inputs(ik_in)
-        jq, jqd = ik_lanes(ik, par, chi, c, pose, qd, com, state["joint_q"], state["joint_qd"], stage=s.stage)
+        jq, jqd = ik_lanes(ik, par, chi, c, pose, qd, com, state["joint_q"], state["joint_qd"])
     body_q = jnp.stack([*pose[0], *pose[1]], axis=1)[:-1]
     body_qd = jnp.stack(qd, axis=1)[:-1]
     pred = jnp.stack(qd_pred, axis=1)[:-1] if opt.restitution else None
