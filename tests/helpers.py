@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 
 import jaxart
 from jaxart.sim.validate import np_quat_mul
+
+#: The humanoid that ships with MuJoCo's MJX test data (loaded in place, never copied).
+MJX_HUMANOID = os.path.join(os.path.dirname(mujoco.__file__), "mjx", "test_data", "humanoid", "humanoid.xml")
+
+
+def mjcf_model(path: str, dtype=jnp.float64) -> jaxart.Model:
+    """Import an MJCF file and finalize it (import warnings, e.g. the MJX humanoid's explicit contact
+    pairs, are silenced)."""
+    b = jaxart.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b.add_mjcf(path)
+    return b.finalize(dtype=dtype)
 
 
 def rand_quat(rng: np.random.Generator) -> np.ndarray:

@@ -4,16 +4,13 @@ The oracle is ``(H + diag(e)) q̈ = τ − C q̇ − g + Jᵀ f_ext`` assembled 
 ``eval_forward_dynamics`` (themselves checked against MuJoCo C in ``test_dynamics.py``), in float64.
 """
 
-import os
-import warnings
 
 import jax
 import jax.numpy as jnp
-import mujoco
 import numpy as np
 import pytest
 from dyn_models import mixed_tree_spec, to_builder
-from helpers import all_joints_builder, random_coords
+from helpers import MJX_HUMANOID, all_joints_builder, mjcf_model, random_coords
 
 import jaxart
 from jaxart.dynamics import aba_schedule as aba_schedule_module
@@ -23,15 +20,6 @@ from jaxart.dynamics.aba_schedule import aba_schedule
 
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
-MJX_HUMANOID = os.path.join(os.path.dirname(mujoco.__file__), "mjx", "test_data", "humanoid", "humanoid.xml")
-
-
-def _mjcf_model(path):
-    b = jaxart.ModelBuilder()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the MJX humanoid's explicit contact pairs are reported
-        b.add_mjcf(path)
-    return b.finalize(dtype=F64)
 
 
 def _random_state(model, seed):
@@ -60,8 +48,8 @@ _ABA_ONE = jax.jit(jax.vmap(aba_accelerations, in_axes=(None, 0, None, None, Non
 MODELS = {
     "all_joints": lambda: all_joints_builder().finalize(dtype=F64),
     "mixed_tree": lambda: to_builder(mixed_tree_spec(np.random.default_rng(3)), armature=0.02).finalize(dtype=F64),
-    "humanoid_mjx": lambda: _mjcf_model(MJX_HUMANOID),
-    "quadruped": lambda: _mjcf_model(jaxart.assets.asset_path("quadruped")),
+    "humanoid_mjx": lambda: mjcf_model(MJX_HUMANOID),
+    "quadruped": lambda: mjcf_model(jaxart.assets.asset_path("quadruped")),
 }
 
 

@@ -1,14 +1,11 @@
 """The Featherstone step under ``vmap``: one lane kernel (forces, root blocks, ABA levels, integration, FK)
 must give the per-world step's values (single worlds take the per-world stages)."""
 
-import os
-import warnings
 
 import jax
 import jax.numpy as jnp
-import mujoco
 import numpy as np
-from helpers import quat_from_axis_angle_np, random_coords
+from helpers import MJX_HUMANOID, mjcf_model, quat_from_axis_angle_np, random_coords
 
 import jaxart
 from jaxart.dynamics.aba_schedule import aba_schedule
@@ -17,7 +14,6 @@ from jaxart.solvers import SolverFeatherstone
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
 PV = jaxart.JointTargetMode.POSITION_VELOCITY
-MJX_HUMANOID = os.path.join(os.path.dirname(mujoco.__file__), "mjx", "test_data", "humanoid", "humanoid.xml")
 
 
 def _forest() -> jaxart.Model:
@@ -47,14 +43,6 @@ def _forest() -> jaxart.Model:
                        parent_xform=((0.2, 0, 0), rot)),
         b.add_joint_revolute(d[0], d[1], axis=(0.0, 1.0, 0.0))])
     b.add_articulation([b.add_joint_free(link(4))])
-    return b.finalize(dtype=F64)
-
-
-def _humanoid() -> jaxart.Model:
-    b = jaxart.ModelBuilder()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the MJX humanoid's explicit contact pairs are reported
-        b.add_mjcf(MJX_HUMANOID)
     return b.finalize(dtype=F64)
 
 
@@ -112,7 +100,7 @@ def test_forest_of_root_blocks_matches_single_worlds():
 
 
 def test_humanoid_matches_single_worlds_and_nan_stays_in_its_world():
-    solver, states, controls, batched = _check_batched_matches_single(_humanoid(), n=3)
+    solver, states, controls, batched = _check_batched_matches_single(mjcf_model(MJX_HUMANOID), n=3)
     assert len(aba_schedule(solver.model).runs[0].level_dof) < 10  # the FREE root adds no levels
     bad = states.replace(joint_qd=states.joint_qd.at[1, 7].set(jnp.nan))
     out = jax.jit(jax.vmap(lambda s, c: solver.step(s, c, None, 2e-3)))(bad, controls)
