@@ -25,6 +25,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.kinematics.joints import append_rows
 from jaxart.math import quat_normalize, quat_rotate, soa, transform_inverse, transform_point
 from jaxart.math.safe import safe_norm
 from jaxart.sim.enums import JointTargetMode, JointType
@@ -89,15 +90,9 @@ def dof_static(topo) -> DofStatic:
                      is_dist, dist[:, 0], dist[:, 1], dist[:, 2])
 
 
-def _column(x: jnp.ndarray):
+def static_columns(x: jnp.ndarray):
     """Reshape static per-row numpy arrays to broadcast against ``x`` (``(rows,)`` or ``(rows, L)``)."""
     return lambda a: np.reshape(a, a.shape + (1,) * (x.ndim - 1))
-
-
-def _extend(x: jnp.ndarray, tail) -> jnp.ndarray:
-    """Append constant rows ``tail`` to ``x`` (``(rows,)`` or ``(rows, L)``)."""
-    t = jnp.asarray(tail, x.dtype).reshape((len(tail),) + (1,) * (x.ndim - 1))
-    return jnp.concatenate([x, jnp.broadcast_to(t, (len(tail), *x.shape[1:]))])
 
 
 @functools.lru_cache(maxsize=64)
@@ -123,9 +118,9 @@ def dof_positions(model, joint_q: jnp.ndarray, target_q: jnp.ndarray):
         vectors, FREE DOFs zero.
     """
     st = dof_static(model.topology)
-    col = _column(joint_q)
-    q_ext = _extend(joint_q, [0.0, 1.0])
-    t_ext = _extend(jnp.asarray(target_q, joint_q.dtype), [0.0, 1.0])
+    col = static_columns(joint_q)
+    q_ext = append_rows(joint_q, [0.0, 1.0])
+    t_ext = append_rows(jnp.asarray(target_q, joint_q.dtype), [0.0, 1.0])
     scalar = col(st.is_scalar)
     pos = jnp.where(scalar, q_ext[st.coord], 0.0)
     err = jnp.where(scalar, t_ext[st.coord] - q_ext[st.coord], 0.0)
@@ -165,7 +160,7 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         DOFs): add ``w_i w_k`` to the matrix for DOFs ``i, k`` of the same joint (:func:`dyad_mask`).
     """
     st = dof_static(model.topology)
-    col = _column(joint_qd)
+    col = static_columns(joint_qd)
     v = joint_qd
     pos, err = dof_positions(model, joint_q, control.joint_target_q)
     is_scalar, is_ball, is_dist = col(st.is_scalar), col(st.is_ball), col(st.is_distance)

@@ -43,8 +43,8 @@ def gather_axes(model) -> tuple[jnp.ndarray, jnp.ndarray]:
     return axis_ext[sch.lin_qd.array], axis_ext[sch.ang_qd.array]
 
 
-def _ext(x: jnp.ndarray, tail) -> jnp.ndarray:
-    """Append the constant rows ``tail`` to a lane array ``(k, L)`` (or ``(k, c, L)``)."""
+def append_rows(x: jnp.ndarray, tail) -> jnp.ndarray:
+    """Append the constant rows ``tail`` to ``x`` (per world ``(k,)``/``(k, c)`` or lanes ``(k, L)``/``(k, c, L)``)."""
     tail = jnp.asarray(tail, x.dtype)
     tail = jnp.broadcast_to(tail.reshape(tail.shape + (1,) * (x.ndim - tail.ndim)), (*tail.shape, *x.shape[tail.ndim:]))
     return jnp.concatenate([x, tail], axis=0)
@@ -62,9 +62,9 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
         A :class:`JointMotionSoA` with ``(t, L)`` components.
     """
     sch = model.schedule
-    q_ext = _ext(joint_q, [0.0, 1.0])
-    qd_ext = _ext(joint_qd, [0.0])
-    axis_ext = _ext(model.joint_axis, [[0.0, 0.0, 0.0]])
+    q_ext = append_rows(joint_q, [0.0, 1.0])
+    qd_ext = append_rows(joint_qd, [0.0])
+    axis_ext = append_rows(model.joint_axis, [[0.0, 0.0, 0.0]])
     col = lambda idx, k: idx.array[:, k]  # noqa: E731
     comps = lambda a: tuple(a[:, i] for i in range(3))  # noqa: E731
     lin = [comps(axis_ext[col(sch.lin_qd, k)]) for k in range(3)]

@@ -17,11 +17,10 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
-from jaxart.dynamics.joint_forces import dof_static, joint_forces
+from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.lanes import lanes
@@ -67,7 +66,7 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
     non-tree joints and of kinematic bodies keep their velocity (prescribed motion: no damping, no
     clamp). Layout-generic (``(nd,)`` or lanes ``(nd, L)``)."""
     lay = dynamics_layout(model)
-    col = lambda a: np.reshape(a, a.shape + (1,) * (joint_qd.ndim - 1))  # noqa: E731
+    col = static_columns(joint_qd)
     qd = joint_qd + dt * qdd
     qd = jnp.clip(qd, -model.joint_velocity_limit, model.joint_velocity_limit)
     qd = jnp.where(col(lay.is_free_dof & ~lay.is_lin_dof), qd * (1.0 - angular_damping * dt), qd)
