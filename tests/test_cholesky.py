@@ -160,3 +160,26 @@ def test_grad_through_checkpointed_scan():
     ours = jax.jit(jax.grad(lambda x: rollout(ch.spd_solve, x)))(b)
     ref = jax.grad(lambda x: rollout(lambda m, r: jnp.linalg.solve(m, r[..., None])[..., 0], x))(b)
     np.testing.assert_allclose(ours, ref, atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.timeout(120)
+def test_single_system_uses_lapack_and_matches_batched_kernel():
+    """One matrix above UNROLL_MAX goes to LAPACK (3 calls); a batch uses the batch-minor kernel."""
+    n = ch.UNROLL_MAX + 19
+    rng = np.random.default_rng(3)
+    a, b = _spd(rng, (3,), n), rng.normal(size=(3, n))
+    prims = str(jax.make_jaxpr(ch.spd_solve)(a[0], b[0]))
+    assert "cholesky" in prims and "triangular_solve" in prims
+    assert "cholesky" not in str(jax.make_jaxpr(ch.spd_solve)(a, b))
+    single = np.stack([np.asarray(jax.jit(ch.spd_solve)(a[k], b[k])) for k in range(3)])
+    np.testing.assert_allclose(single, np.asarray(ch.spd_solve(a, b)), atol=1e-12)
+    np.testing.assert_allclose(ch.cholesky(a[0]), np.linalg.cholesky(a[0]), atol=1e-12)
+    check_grads(lambda x, r: ch.spd_solve(0.5 * (x + x.T), r), (a[0], b[0]), order=1, modes=("rev",))
+
+
+@pytest.mark.timeout(120)
+def test_single_bad_system_gives_nan_not_a_hang():
+    n = ch.UNROLL_MAX + 4
+    a = -_spd(np.random.default_rng(5), (), n)  # negative definite
+    x = np.asarray(jax.jit(ch.spd_solve)(a, np.ones(n)))
+    assert not np.isfinite(x).all()
