@@ -11,6 +11,7 @@ from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.mass_matrix import crba
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
+from jaxart.math import small
 
 
 def solve_blocks(lay: DynamicsLayout, h: jnp.ndarray, rhs: jnp.ndarray) -> jnp.ndarray:
@@ -43,7 +44,8 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
     f_ext = gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
     bias = rnea(terms, lay, None, f_ext)
     tau = joint_f_to_generalized(model, terms.cols, joint_f) + tau_extra
-    h = crba(terms, lay) + jnp.eye(lay.max_dofs, dtype=joint_q.dtype) * gather_dofs(lay, d_extra)[:, None, :]
+    diag = small.spread(gather_dofs(lay, d_extra)[:, None, :], lay.max_dofs, 1)  # no reduction in reverse mode
+    h = crba(terms, lay) + jnp.eye(lay.max_dofs, dtype=joint_q.dtype) * diag
     if dyad is not None:
         w = gather_dofs(lay, dyad)
         h = h + jnp.where(dyad_mask(model, lay.dof_index), w[:, :, None] * w[:, None, :], 0.0)

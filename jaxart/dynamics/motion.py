@@ -152,10 +152,10 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
     qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dt)])
     qd = qd_ext[lay.dof_index]
     s_blk = cols[lay.dof_index]
-    vel = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dt), s_blk * qd[..., None])
+    vel = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dt), s_blk * small.spread(qd[..., None], 6))
     # Ṡ_d q̇_d = (V_child − Σ_rest S_m q̇_m) ×ₘ S_d q̇_d  (see DynamicsLayout.sdot_rest)
     v_child = jnp.take_along_axis(vel, jnp.asarray(lay.dof_link)[:, :, None], axis=1)
-    rest = small.sum_axis(cols[lay.sdot_rest] * qd_ext[lay.sdot_rest][..., None], -2)
+    rest = small.sum_axis(cols[lay.sdot_rest] * small.spread(qd_ext[lay.sdot_rest][..., None], 6), -2)
     carrier = v_child - jnp.concatenate([rest, jnp.zeros((1, 6), dt)])[lay.dof_index]
     rot = quat_to_matrix(body_q[:, 3:])
     inertia_w = small.matmul(small.matmul(rot, model.body_inertia), jnp.swapaxes(rot, -1, -2))
@@ -168,7 +168,7 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
         com=com,
         cols=cols,
         S=s_blk,
-        Sdot_qd=cross_motion(carrier, s_blk) * qd[..., None],
+        Sdot_qd=cross_motion(carrier, s_blk) * small.spread(qd[..., None], 6),
         qd=qd,
         inertia=spatial[lay.link_body],
         link_com=com_ext[lay.link_body],
@@ -178,7 +178,8 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
 
 def link_twists(terms: BlockTerms, link_dof) -> jnp.ndarray:
     """``(A, L, 6)`` world-origin twists of the links (``Σ`` of ancestor columns times ``q̇``)."""
-    return jnp.einsum("ald,adk->alk", jnp.asarray(link_dof, terms.S.dtype), terms.S * terms.qd[..., None])
+    scaled = terms.S * small.spread(terms.qd[..., None], 6)
+    return jnp.einsum("ald,adk->alk", jnp.asarray(link_dof, terms.S.dtype), scaled)
 
 
 def origin_wrench(wrench_com: jnp.ndarray, com: jnp.ndarray) -> jnp.ndarray:

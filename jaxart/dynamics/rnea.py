@@ -51,7 +51,7 @@ def rnea(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None, f_ext:
     dt = terms.S.dtype
     link_dof = jnp.asarray(lay.link_dof, dt)
     vel = link_twists(terms, lay.link_dof)
-    acc_cols = terms.Sdot_qd if qdd is None else terms.Sdot_qd + terms.S * qdd[..., None]
+    acc_cols = terms.Sdot_qd if qdd is None else terms.Sdot_qd + terms.S * small.spread(qdd[..., None], 6)
     acc = jnp.einsum("ald,adk->alk", link_dof, acc_cols)
     inertia = terms.inertia
     momentum = small.matvec(inertia, vel)

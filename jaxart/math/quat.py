@@ -69,7 +69,7 @@ def quat_rotate_inv(q: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
 
 def quat_normalize(q: jnp.ndarray) -> jnp.ndarray:
     """Normalise quaternions; a zero quaternion maps to the identity (gradient-safe)."""
-    n = safe_norm(q, keepdims=True)
+    n = small.spread(safe_norm(q, keepdims=True), 4)  # repeated, not broadcast: no reduction in reverse mode
     bad = n <= 0.0
     ident = jnp.zeros_like(q).at[..., 3].set(1.0)
     return jnp.where(bad, ident, q / jnp.where(bad, 1.0, n))

@@ -7,6 +7,13 @@ the 27-DOF humanoid at batch 1024 those calls made ``eval_inverse_dynamics_passi
 element-wise sums fuse with their producers and consumers and vectorise across the batch.
 
 Use these for axes of static size ≤ ~8; keep ``einsum`` for contractions over body/DOF counts.
+
+Reverse mode. The transpose of a broadcast is a reduction, so a product that broadcasts a vector
+over a tiny axis (``m * v[..., None, :]``) puts exactly the tiny reductions described above into
+the gradient. Here vectors are repeated along tiny axes by concatenation (:func:`spread`, whose
+transpose adds slices element-wise). Humanoid, 20-step rollout, ``vmap`` of 64 gradients (the
+per-world dense path): 162 → ~95 ms, no longer sensitive to XLA's YNNPACK fusion switch (with the
+switch off the old code took 83 ms: it reduces natively; the repeated slices cost a little more).
 """
 
 from __future__ import annotations
@@ -37,6 +44,23 @@ def sum_axis(x: jnp.ndarray, axis: int = -1, *, keepdims: bool = False) -> jnp.n
     return jnp.expand_dims(out, axis) if keepdims else out
 
 
+def spread(x: jnp.ndarray, n: int, axis: int = -1) -> jnp.ndarray:
+    """Repeat a size-one ``axis`` of ``x`` ``n`` times (``broadcast_to`` whose transpose is element-wise).
+
+    Args:
+        x: Array with ``x.shape[axis] == 1``.
+        n: Repetitions.
+        axis: The size-one axis.
+
+    Returns:
+        ``x`` with ``axis`` of size ``n``; its reverse-mode transpose adds ``n`` slices instead of
+        reducing over the axis (see the module notes).
+    """
+    if x.shape[axis] != 1:
+        raise ValueError(f"spread needs a size-one axis {axis}, got shape {x.shape}")
+    return x if n == 1 else jnp.concatenate([x] * n, axis=axis)
+
+
 def dot_last(a: jnp.ndarray, b: jnp.ndarray, *, keepdims: bool = False) -> jnp.ndarray:
     """``Σ_k a[..., k] b[..., k]`` (broadcasting) over the small last axis."""
     return sum_axis(a * b, -1, keepdims=keepdims)
@@ -44,11 +68,11 @@ def dot_last(a: jnp.ndarray, b: jnp.ndarray, *, keepdims: bool = False) -> jnp.n
 
 def matvec(m: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
     """``m @ v`` for small ``(..., r, c)`` matrices and ``(..., c)`` vectors (broadcasting)."""
-    return sum_axis(m * v[..., None, :], -1)
+    return sum_axis(m * spread(v[..., None, :], m.shape[-2], -2), -1)
 
 
 def matmul(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     """``a @ b`` for small ``(..., r, k)`` and ``(..., k, c)`` matrices (broadcasting)."""
-    k = a.shape[-1]
-    terms = (a[..., :, i, None] * b[..., i, None, :] for i in range(k))
+    k, r, c = a.shape[-1], a.shape[-2], b.shape[-1]
+    terms = (spread(a[..., :, i:i + 1], c, -1) * spread(b[..., i:i + 1, :], r, -2) for i in range(k))
     return functools.reduce(operator.add, terms)
