@@ -254,3 +254,30 @@ def test_jit_cache_vmap_and_bad_options():
     m2 = b.finalize(dtype=jnp.float64)
     m2 = m2.replace(joint_limit_upper=m2.joint_limit_upper.at[0].set(0.5))
     jaxart.solvers.SolverXPBD(m2)  # BALL limits are supported (tests/test_xpbd_ball.py)
+
+
+@pytest.mark.parametrize("solver_cls", [jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit,
+                                        jaxart.solvers.SolverFeatherstone])
+def test_vmap_over_controls_with_a_shared_state(solver_cls):
+    """A batch of controls from one unbatched state (sampling-based planning): the batch-minor kernels
+    must take the lane count from every input, not only from the state (regression: XPBD's
+    projection loop carried one lane in, sixteen out)."""
+    b = jaxart.ModelBuilder()
+    b.add_mjcf(jaxart.assets.asset_path("double_pendulum"))
+    model = b.finalize(dtype=jnp.float64)
+    solver = solver_cls(model)
+    s0 = model.state()
+    s0 = s0.replace(joint_q=s0.joint_q + 0.3)
+    forces = jnp.linspace(-1.0, 1.0, 4)[:, None] * jnp.ones((1, model.joint_dof_count))
+
+    def run(f):
+        control = model.control().replace(joint_f=f)
+        s = s0
+        for _ in range(3):
+            s = solver.step(s, control, None, 1e-3)
+        return s.body_q
+
+    batched = jax.jit(jax.vmap(run))(forces)
+    for i in range(forces.shape[0]):
+        np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(jax.jit(run)(forces[i])), atol=1e-10)
+    assert not np.allclose(batched[0], batched[-1])  # the controls matter

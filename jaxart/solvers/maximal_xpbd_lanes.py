@@ -322,7 +322,9 @@ def _kernel(st, opt: LaneOptions, kin, ik_static_, state, bodies, joints, passiv
     pv = None if passive is None else {k: s.comps(v) for k, v in passive.items()}
     dr = None if drives is None else {k: s.comps(v) for k, v in drives.items()}
     cd = None if contacts is None else contact_data(contacts, nb1)
-    lanes_ = max(x.shape[-1] for x in jax.tree_util.tree_leaves((state, drives, contacts)))
+    # every input may carry the batch (e.g. joint_f in the passive terms while the state is shared)
+    lanes_ = max(x.shape[-1] for x in jax.tree_util.tree_leaves((state, bodies, joints, passive, drives, contacts,
+                                                                  ik_in, dt)))
     f = state["body_q"].dtype
     full = lambda x: jnp.broadcast_to(x, (nb1, lanes_))  # noqa: E731
     q0 = s.comps(state["body_q"])
