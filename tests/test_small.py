@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
-from jaxart.math import quat_normalize, small  # noqa: E402
+from jaxart.math import quat_exp, quat_mul, quat_normalize, quat_rotate, safe_normalize, small  # noqa: E402
 
 
 def _reductions(jaxpr) -> list:
@@ -57,7 +57,8 @@ def test_gradients_match_finite_differences():
     check_grads(quat_normalize, (rng.normal(size=(5, 4)),), order=1, modes=("fwd", "rev"))
 
 
-@pytest.mark.parametrize("name", ["matvec", "matmul", "quat_normalize"])
+@pytest.mark.parametrize("name", ["matvec", "matmul", "quat_normalize", "quat_mul", "quat_rotate", "quat_exp",
+                                  "safe_normalize"])
 def test_batched_reverse_mode_has_no_reductions(name):
     """The transposes of these products are element-wise: a broadcast would transpose into a tiny-axis
     reduction, which XLA:CPU hands to slow per-row library calls (2x slower batched gradients)."""
@@ -67,6 +68,11 @@ def test_batched_reverse_mode_has_no_reductions(name):
         "matmul": (small.matmul, (rng.normal(size=(8, 5, 3, 3)), rng.normal(size=(8, 5, 3, 3)))),
         "quat_normalize": (lambda x, y: quat_normalize(x) * y,
                            (rng.normal(size=(8, 5, 4)), rng.normal(size=(8, 5, 4)))),
+        "quat_mul": (quat_mul, (rng.normal(size=(8, 5, 4)), rng.normal(size=(8, 5, 4)))),
+        "quat_rotate": (quat_rotate, (rng.normal(size=(8, 5, 4)), rng.normal(size=(8, 5, 3)))),
+        "quat_exp": (lambda x, y: quat_exp(x) * y, (rng.normal(size=(8, 5, 3)), rng.normal(size=(8, 5, 4)))),
+        "safe_normalize": (lambda x, y: safe_normalize(x) * y,
+                           (rng.normal(size=(8, 5, 3)), rng.normal(size=(8, 5, 3)))),
     }
     fn, args = fns[name]
 

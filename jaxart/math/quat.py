@@ -32,7 +32,7 @@ def quat_mul(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     """
     av, aw = a[..., :3], a[..., 3:]
     bv, bw = b[..., :3], b[..., 3:]
-    v = aw * bv + bw * av + jnp.cross(av, bv)
+    v = small.spread(aw, 3) * bv + small.spread(bw, 3) * av + jnp.cross(av, bv)  # spread: see small.py
     w = aw * bw - small.dot_last(av, bv, keepdims=True)
     return jnp.concatenate([v, w], axis=-1)
 
@@ -59,7 +59,7 @@ def quat_rotate(q: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
     """
     u, w = q[..., :3], q[..., 3:]
     t = 2.0 * jnp.cross(u, v)
-    return v + w * t + jnp.cross(u, t)
+    return v + small.spread(w, 3) * t + jnp.cross(u, t)
 
 
 def quat_rotate_inv(q: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
@@ -106,7 +106,7 @@ def quat_exp(v: jnp.ndarray) -> jnp.ndarray:
     theta = jnp.sqrt(jnp.where(tiny, 1.0, sq))
     k = jnp.where(tiny, 0.5 - sq / 48.0, jnp.sin(0.5 * theta) / theta)
     w = jnp.where(tiny, 1.0 - sq / 8.0, jnp.cos(0.5 * theta))
-    return jnp.concatenate([v * k, w], axis=-1)
+    return jnp.concatenate([v * small.spread(k, 3), w], axis=-1)
 
 
 def quat_integrate(q: jnp.ndarray, omega: jnp.ndarray, dt) -> jnp.ndarray:

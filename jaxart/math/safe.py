@@ -37,7 +37,7 @@ def safe_normalize(v: jnp.ndarray, axis: int = -1, fallback: jnp.ndarray | None 
     Returns:
         Unit vectors (or the fallback) with the shape of ``v``.
     """
-    n = safe_norm(v, axis=axis, keepdims=True)
+    n = small.spread(safe_norm(v, axis=axis, keepdims=True), v.shape[axis], axis)  # see small.py: no reduce
     is_zero = n <= 0.0
     out = v / jnp.where(is_zero, 1.0, n)
     if fallback is None:
