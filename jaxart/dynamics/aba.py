@@ -43,6 +43,7 @@ from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_frames_lanes, fk_twists_lanes
 from jaxart.math import soa
 from jaxart.math.lanes import col, lanes
+from jaxart.math.static_index import take_rows
 
 
 def _with_zero_row(values: tuple) -> tuple:
@@ -68,7 +69,7 @@ def _forces(model, geometry, joint_qd, joint_f, body_f):
     dof_body = np.append(lay.dof_body, n)
     # Ṡ_d q̇_d = (V_child − Σ_rest S_m q̇_m) ×ₘ S_d q̇_d  (see DynamicsLayout.sdot_rest)
     rest = ls.sum_rows(sq, np.vstack([lay.sdot_rest, np.full((1, 6), nd)]))
-    c = ls.cross_motion(tuple(v[dof_body] - r for v, r in zip(vel, rest, strict=True)), sq)
+    c = ls.cross_motion(tuple(take_rows(v, dof_body) - r for v, r in zip(vel, rest, strict=True)), sq)
     vel_n = tuple(v[:n] for v in vel)
     g = tuple(model.gravity[k] for k in range(3))
     f_grav = (*soa.scale(g, inertia[0]), *soa.cross(inertia[1:4], g))
@@ -94,8 +95,8 @@ def _generalized(lay, s: tuple, com: tuple, joint_f, dof_body) -> jnp.ndarray:
     if not lay.is_free_dof.any():
         return fj
     idx = np.vstack([lay.free_joint_dofs, np.full((1, 6), lay.free_joint_dofs.shape[0])])
-    com_d = tuple(jnp.concatenate([x, jnp.zeros_like(x[:1])], axis=0)[dof_body] for x in com)
-    wrench = ls.origin_wrench(tuple(fj[idx[:, k]] for k in range(6)), com_d)
+    com_d = tuple(take_rows(jnp.concatenate([x, jnp.zeros_like(x[:1])], axis=0), dof_body) for x in com)
+    wrench = ls.origin_wrench(tuple(take_rows(fj, idx[:, k]) for k in range(6)), com_d)
     free = col(np.append(lay.is_free_dof, False))
     return jnp.where(free, ls.dot6(s, wrench), fj)
 
@@ -164,14 +165,14 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
     carry = None
     for r in reversed(range(len(runs))):
         run = runs[r]
-        take = lambda t, run=run: tuple(x[run.level_dof] for x in t)  # noqa: E731
-        lv = (*(take(t) for t in per_dof[:4]), *(x[run.level_dof] for x in per_dof[4:]))
+        take = lambda t, run=run: tuple(take_rows(x, run.level_dof) for x in t)  # noqa: E731
+        lv = (*(take(t) for t in per_dof[:4]), *(take_rows(x, run.level_dof) for x in per_dof[4:]))
         if carry is None:
             init = (zeros(21, run.width), zeros(6, run.width))
         else:
             ec = run.entry_child
-            init = tuple(_pad_rows(tuple(sum(x[ec[:, m]] for m in range(ec.shape[1])) for x in t), run.width, lanes_)
-                         for t in carry)
+            kids = lambda x, ec=ec: sum(take_rows(x, ec[:, m]) for m in range(ec.shape[1]))  # noqa: E731
+            init = tuple(_pad_rows(tuple(kids(x) for x in t), run.width, lanes_) for t in carry)
         carry, out = _backward_run(run, lv, init, lanes_, tiny)
         level_vals[r] = (lv[0], lv[1], *out)
     acc, qdds, block_rows = None, [], []
@@ -185,11 +186,11 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
             init = zeros(6, run.width)
         else:
             entry = sched.blocks.slot_block if r == 0 else run.entry_parent
-            init = _pad_rows(tuple(x[entry] for x in acc), run.width, lanes_)
+            init = _pad_rows(tuple(take_rows(x, entry) for x in acc), run.width, lanes_)
         acc, qdd = _forward_run(run, level_vals[r], init, lanes_)
         qdds.append(jnp.broadcast_to(qdd, (*qdd.shape[:2], lanes_)).reshape(-1, lanes_))
     flat = jnp.concatenate([*qdds, *block_rows, jnp.zeros((1, lanes_), dtype)], axis=0)
-    return flat[sched.dof_pos]
+    return take_rows(flat, sched.dof_pos)
 
 
 def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray, tuple]:
@@ -206,14 +207,14 @@ def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray
     s, c, i_dof, p_dof, tau, extra = per_dof
     ch, dof = blocks.children, blocks.dof
     m, r = dof.shape[1], dof.shape[0]
-    kids = lambda x: sum(x[ch[:, k]] for k in range(ch.shape[1]))  # noqa: E731
-    ia = tuple(a[blocks.last] + kids(b) for a, b in zip(ls.rigid_to_sym(i_dof), first_level[0], strict=True))
-    pa = tuple(a[blocks.last] + kids(b) for a, b in zip(p_dof, first_level[1], strict=True))
-    cols = [tuple(x[dof[:, k]] for x in s) for k in range(m)]
-    c_sum = tuple(sum(x[dof[:, k]] for k in range(m)) for x in c)
+    kids = lambda x: sum(take_rows(x, ch[:, k]) for k in range(ch.shape[1]))  # noqa: E731
+    ia = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(ls.rigid_to_sym(i_dof), first_level[0], strict=True))
+    pa = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(p_dof, first_level[1], strict=True))
+    cols = [tuple(take_rows(x, dof[:, k]) for x in s) for k in range(m)]
+    c_sum = tuple(sum(take_rows(x, dof[:, k]) for k in range(m)) for x in c)
     # padding columns (S = 0, τ = 0) get a unit pivot: their q̈ is 0
-    diag = [extra[dof[:, k]] + col(dof[:, k] == len(tau) - 1) for k in range(m)]
-    mat, rhs = _block_system(ia, pa, cols, c_sum, [tau[dof[:, k]] for k in range(m)], diag)
+    diag = [take_rows(extra, dof[:, k]) + col(dof[:, k] == len(tau) - 1) for k in range(m)]
+    mat, rhs = _block_system(ia, pa, cols, c_sum, [take_rows(tau, dof[:, k]) for k in range(m)], diag)
     qdd = spd_solve_batch_minor(mat.reshape(m, m, -1), rhs.reshape(m, 1, -1)).reshape(m, r, lanes_)
     qdd = jnp.where(col(blocks.kinematic), 0.0, qdd)
     acc = tuple(a + sum(sk[i] * qdd[k] for k, sk in enumerate(cols)) for i, a in enumerate(c_sum))
@@ -253,7 +254,7 @@ def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extr
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
-    body_q = jnp.concatenate([base_q, ident])[slot]
+    body_q = take_rows(jnp.concatenate([base_q, ident]), slot)
     return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxart.dynamics.motion import _dof_rows
 from jaxart.math import soa
+from jaxart.math.static_index import take_rows
 
 #: Position of entry ``(i, j)`` of a symmetric 6×6 matrix in its 21-tuple (upper triangle, row-major).
 SYM = np.zeros((6, 6), np.int64)
@@ -44,14 +45,14 @@ def columns(model, fr) -> tuple:
 
     def component(c: int) -> jnp.ndarray:
         flat = [jnp.stack([s[k][c] for k in range(3)], axis=1).reshape(-1, zero.shape[-1]) for s in (s_lin, s_ang)]
-        return jnp.concatenate([*flat, jnp.zeros((1, zero.shape[-1]), zero.dtype)], axis=0)[rows]
+        return take_rows(jnp.concatenate([*flat, jnp.zeros((1, zero.shape[-1]), zero.dtype)], axis=0), rows)
 
     return tuple(component(c) for c in range(6))
 
 
 def sum_rows(values: tuple, table: np.ndarray) -> tuple:
     """``out[b] = Σ_m values[table[b, m]]`` per component (unrolled over the table width)."""
-    return tuple(functools.reduce(jnp.add, (x[table[:, m]] for m in range(table.shape[1]))) for x in values)
+    return tuple(functools.reduce(jnp.add, (take_rows(x, table[:, m]) for m in range(table.shape[1]))) for x in values)
 
 
 def rigid_inertia(model, world, com) -> tuple:

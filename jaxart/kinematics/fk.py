@@ -13,6 +13,7 @@ from jaxart.kinematics.masks import articulation_mask, body_update_mask
 from jaxart.kinematics.tree import accumulate_down, compose_down
 from jaxart.math import soa
 from jaxart.math.lanes import col, expand, lanes, squeeze
+from jaxart.math.static_index import item, take_rows
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.model import State
 
@@ -149,7 +150,7 @@ def fk_frames_lanes(model, joint_q, joint_qd, base_q) -> FrameTerms:
     base = _transform(base_q)
     one = jnp.ones((1, 1), base_q.dtype)
     ident = ((one * 0,) * 3, (one * 0,) * 3 + (one,))
-    stacked = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], local, base, ident)
+    stacked = jax.tree_util.tree_map(lambda a, b, c: take_rows(_cat(a, b, c), body_slots(sch)), local, base, ident)
     world = compose_down(sch, stacked, unroll=joint_q.shape[-1] > 1)
     com_w = soa.tpoint(_head(world, n), _comps(model.body_com))
     x_wpa = soa.tmul(_take(world, sch.body_parent.array[child]), x_p)
@@ -187,13 +188,13 @@ def fk_twists_lanes(model, fr: FrameTerms, base_qd, *, unroll: bool = False) -> 
     twist_b = (soa.sub(bv, soa.cross(bw, _take(fr.com_w, base_bodies(sch)))), bw)
     zero = jnp.zeros((1, 1), base_qd.dtype)
     zeros = ((zero,) * 3, (zero,) * 3)
-    twists = jax.tree_util.tree_map(lambda a, b, c: _cat(a, b, c)[body_slots(sch)], twist_j, twist_b, zeros)
+    twists = jax.tree_util.tree_map(lambda a, b, c: take_rows(_cat(a, b, c), body_slots(sch)), twist_j, twist_b, zeros)
     return accumulate_down(sch, twists, unroll=unroll)
 
 
 def _comps(a: jnp.ndarray) -> tuple:
     """Components of a stacked lane array ``(items, c, L)``."""
-    return tuple(a[:, i] for i in range(a.shape[1]))
+    return tuple(item(a, i, 1) for i in range(a.shape[1]))
 
 
 def _transform(a: jnp.ndarray) -> tuple:
@@ -203,7 +204,7 @@ def _transform(a: jnp.ndarray) -> tuple:
 
 
 def _take(values, idx):
-    return jax.tree_util.tree_map(lambda x: x[idx], values)
+    return jax.tree_util.tree_map(lambda x: take_rows(x, idx), values)
 
 
 def _head(values, n: int):

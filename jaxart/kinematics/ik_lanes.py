@@ -19,6 +19,7 @@ from jaxart.kinematics.angles import angular_coordinates
 from jaxart.math import inv3, soa
 from jaxart.math.lanes import col
 from jaxart.math.small import matmul
+from jaxart.math.static_index import item
 from jaxart.sim.enums import BodyFlags
 
 
@@ -83,7 +84,7 @@ def ik_inputs(model, dtype) -> dict:
 
 def unpack_inputs(c: dict) -> dict:
     """:func:`ik_inputs` with a trailing lane axis → SoA form (poses ``(p, q)``, matrices as 3 row vectors)."""
-    comps = lambda a: tuple(a[:, i] for i in range(a.shape[1]))  # noqa: E731
+    comps = lambda a: tuple(item(a, i, 1) for i in range(a.shape[1]))  # noqa: E731
     x_p, x_c = comps(c["X_p"]), comps(c["X_c"])
     rows = lambda a: [comps(a[:, r]) for r in range(3)]  # noqa: E731
     return {"X_p": (x_p[:3], x_p[3:]), "X_c": (x_c[:3], x_c[3:]), "lin_axes": rows(c["lin_axes"]),
@@ -152,7 +153,7 @@ def ik_kernel(ik: IKStatic, par: np.ndarray, chi: np.ndarray, c: dict, body_q, b
 
     def rows_with_world(x, world):
         x = jnp.concatenate([x, jnp.broadcast_to(jnp.asarray(world, x.dtype)[None, :, None], (1, *x.shape[1:]))], 0)
-        return tuple(x[:, i] for i in range(x.shape[1]))
+        return tuple(item(x, i, 1) for i in range(x.shape[1]))
 
     bq = rows_with_world(body_q, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
     twist = rows_with_world(body_qd, [0.0] * 6)

@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxart.math import soa
 from jaxart.math.lanes import materialize
+from jaxart.math.static_index import item, take_rows
 
 
 class JointMotionSoA(NamedTuple):
@@ -66,17 +67,17 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
     qd_ext = append_rows(joint_qd, [0.0])
     axis_ext = append_rows(model.joint_axis, [[0.0, 0.0, 0.0]])
     col = lambda idx, k: idx.array[:, k]  # noqa: E731
-    comps = lambda a: tuple(a[:, i] for i in range(3))  # noqa: E731
-    lin = [comps(axis_ext[col(sch.lin_qd, k)]) for k in range(3)]
-    ang = [comps(axis_ext[col(sch.ang_qd, k)]) for k in range(3)]
-    ql = [q_ext[col(sch.lin_q, k)] for k in range(3)]
-    qa = [q_ext[col(sch.ang_q, k)] for k in range(3)]
-    qdl = [qd_ext[col(sch.lin_qd, k)] for k in range(3)]
-    qda = [qd_ext[col(sch.ang_qd, k)] for k in range(3)]
+    comps = lambda a: tuple(item(a, i, 1) for i in range(3))  # noqa: E731
+    lin = [comps(take_rows(axis_ext, col(sch.lin_qd, k))) for k in range(3)]
+    ang = [comps(take_rows(axis_ext, col(sch.ang_qd, k))) for k in range(3)]
+    ql = [take_rows(q_ext, col(sch.lin_q, k)) for k in range(3)]
+    qa = [take_rows(q_ext, col(sch.ang_q, k)) for k in range(3)]
+    qdl = [take_rows(qd_ext, col(sch.lin_qd, k)) for k in range(3)]
+    qda = [take_rows(qd_ext, col(sch.ang_qd, k)) for k in range(3)]
     pos = soa.add(soa.add(soa.scale(lin[0], ql[0]), soa.scale(lin[1], ql[1])), soa.scale(lin[2], ql[2]))
     rot_e, transported = euler_chain_soa(ang, qa, sincos=_half_sincos(sch.ang_q.array, q_ext))
     is_quat = jnp.asarray(sch.is_quat.array)[:, None]
-    quat = soa.qnormalize(tuple(q_ext[col(sch.quat_q, i)] for i in range(4)))
+    quat = soa.qnormalize(tuple(take_rows(q_ext, col(sch.quat_q, i)) for i in range(4)))
     rot = soa.where(is_quat, quat, rot_e)
     axes = [ang[0]] + [soa.where(is_quat, ang[k], transported[k]) for k in (1, 2)]
     w = soa.add(soa.add(soa.scale(axes[0], qda[0]), soa.scale(axes[1], qda[1])), soa.scale(axes[2], qda[2]))
@@ -95,11 +96,11 @@ def _half_sincos(ang_q: np.ndarray, q_ext: jnp.ndarray) -> list[tuple]:
     used = np.unique(ang_q[ang_q != pad])
     slot = np.full(q_ext.shape[0], len(used), np.int32)
     slot[used] = np.arange(len(used))
-    half = 0.5 * q_ext[used]
+    half = 0.5 * take_rows(q_ext, used)
     sin, cos = materialize(lambda a: (jnp.sin(a), jnp.cos(a)), half)
     sin = jnp.concatenate([sin, jnp.zeros((1, *sin.shape[1:]), sin.dtype)], axis=0)
     cos = jnp.concatenate([cos, jnp.ones((1, *cos.shape[1:]), cos.dtype)], axis=0)
-    return [(sin[slot[ang_q[:, k]]], cos[slot[ang_q[:, k]]]) for k in range(3)]
+    return [(take_rows(sin, slot[ang_q[:, k]]), take_rows(cos, slot[ang_q[:, k]])) for k in range(3)]
 
 
 def euler_chain_soa(axes, angles, *, sincos=None) -> tuple[tuple, list]:

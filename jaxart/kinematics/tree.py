@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math import soa
+from jaxart.math.static_index import take_rows
 
 #: Trees up to this depth use the level schedule; deeper ones use looped pointer doubling.
 LEVELS_MAX_DEPTH = 8
@@ -65,8 +66,12 @@ def _tree_children(schedule) -> np.ndarray:
     return np.asarray([body_of_joint[int(j)] for j in schedule.tree_joint.array], dtype=np.int64)
 
 
+def _rows(x, idx):
+    return take_rows(x, idx) if isinstance(idx, np.ndarray) else x[idx]  # traced: the scan's parent positions
+
+
 def _take(values, idx):
-    return jax.tree_util.tree_map(lambda x: x[idx], values)
+    return jax.tree_util.tree_map(lambda x: _rows(x, idx), values)
 
 
 def _concat(parts: list):

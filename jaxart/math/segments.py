@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.math.static_index import take_rows
+
 
 def concrete_ids(x) -> np.ndarray | None:
     """``x`` as an int32 numpy array when its value is known at trace time, else ``None``."""
@@ -85,6 +87,6 @@ def segment_sum(data: jnp.ndarray, seg, num_segments: int) -> jnp.ndarray:
             continue
         if ext is None:
             ext = jnp.concatenate([data, jnp.zeros((1, *data.shape[1:]), data.dtype)], 0)
-        terms.append(ext[col])
+        terms.append(take_rows(ext, col))
     return functools.reduce(operator.add, terms)
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math.safe import _TINY, safe_atan2
+from jaxart.math.static_index import take_rows
 
 Vec = tuple
 Quat = tuple
@@ -197,7 +198,7 @@ def twist_angle(axis: Vec, q: Quat):
 
 def rows(tree, idx: np.ndarray):
     """Rows ``idx`` (static) of every item-first leaf (``(items, L)`` and ``(items, 1)`` alike)."""
-    return jax.tree_util.tree_map(lambda x: x[idx], tree)
+    return jax.tree_util.tree_map(lambda x: take_rows(x, idx), tree)
 
 
 def unrows(tree, idx: np.ndarray, count: int):
@@ -208,7 +209,7 @@ def unrows(tree, idx: np.ndarray, count: int):
     pos[idx] = np.arange(len(idx), dtype=np.int32)
 
     def one(x):
-        return jnp.concatenate([x, jnp.zeros((1, *x.shape[1:]), x.dtype)], 0)[pos]
+        return take_rows(jnp.concatenate([x, jnp.zeros((1, *x.shape[1:]), x.dtype)], 0), pos)
 
     return jax.tree_util.tree_map(one, tree)
 

@@ -13,15 +13,16 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxart.math.static_index import item
 from jaxart.solvers import maximal_xpbd_soa as s
 from jaxart.solvers.maximal_xpbd_soa import Bodies, stage
 
 
 def _select_rows(x, eq):
     """``x[idx]`` for traced ids as a select chain: ``x`` ``(nb1, L)``, ``eq[n]`` = ``idx == n`` ``(C, L)``."""
-    acc = jnp.broadcast_to(x[0], jnp.broadcast_shapes(x[0].shape, eq[0].shape))
+    acc = jnp.broadcast_to(item(x, 0), jnp.broadcast_shapes(x.shape[1:], eq[0].shape))
     for n in range(1, x.shape[0]):
-        acc = jnp.where(eq[n], x[n], acc)
+        acc = jnp.where(eq[n], item(x, n), acc)
     return acc
 
 
@@ -40,7 +41,7 @@ def _sum_sides(eq_rows, on_b, on_a):
     """Per-body sums of contact rows on body B then body A (the traced ``body_sums`` order)."""
     out = []
     for vb, va in zip(on_b, on_a, strict=True):
-        vals = [vb[c] for c in range(vb.shape[0])] + [va[c] for c in range(va.shape[0])]
+        vals = [item(vb, c) for c in range(vb.shape[0])] + [item(va, c) for c in range(va.shape[0])]
         out.append(_row_sums(vals, eq_rows))
     return tuple(out)
 

@@ -29,11 +29,12 @@ from jaxart.math.soa import (  # noqa: F401  (re-exported for the kernel)
 from jaxart.math.soa import qmatrix as rotmat  # noqa: F401
 from jaxart.math.soa import rows as take  # noqa: F401
 from jaxart.math.soa import select as where  # noqa: F401
+from jaxart.math.static_index import item
 
 
 def comps(a: jnp.ndarray) -> tuple:
     """Split axis 1 of an ``(items, k, L)`` lane array into a tuple of ``(items, L)`` arrays."""
-    return tuple(a[:, i] for i in range(a.shape[1]))
+    return tuple(item(a, i, 1) for i in range(a.shape[1]))
 
 
 
