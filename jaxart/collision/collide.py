@@ -34,6 +34,7 @@ from jax import lax
 from jaxart.collision import narrow_box, narrow_convex, narrow_cylinder, narrow_mesh, narrow_plane
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.pairs import PairGroup, pair_groups
+from jaxart.math.static_index import take_rows
 from jaxart.math.transform import transform_mul
 from jaxart.sim.enums import GeoType
 
@@ -83,7 +84,7 @@ def shape_world_transforms(model, body_q: jnp.ndarray) -> jnp.ndarray:
     ident = jnp.zeros((1, 7), body_q.dtype).at[0, 6].set(1.0)
     ext = jnp.concatenate([body_q, ident], axis=0)
     idx = np.where(body >= 0, body, body_q.shape[0])
-    return transform_mul(ext[idx], model.shape_transform.astype(body_q.dtype))
+    return transform_mul(take_rows(ext, idx), model.shape_transform.astype(body_q.dtype))
 
 
 def _check_supported(model, groups: tuple[PairGroup, ...]) -> None:
@@ -140,7 +141,7 @@ def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...]):
         if key in NEVER_COLLIDE:
             continue
         fn = NARROW_PHASE[key]
-        args = [xw[g.shape_a], scale[g.shape_a], xw[g.shape_b], scale[g.shape_b]]
+        args = [take_rows(x, shapes) for shapes in (g.shape_a, g.shape_b) for x in (xw, scale)]
         for t, shapes in ((g.type_a, g.shape_a), (g.type_b, g.shape_b)):
             if t in _MESH_TYPES:
                 args.extend(_mesh_arrays(model, shapes, xw.dtype))

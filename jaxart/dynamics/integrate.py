@@ -19,6 +19,7 @@ from jaxart.math import (
     transform_point,
 )
 from jaxart.math.lanes import lanes
+from jaxart.math.static_index import take_rows
 
 
 def quat_log(q: jnp.ndarray) -> jnp.ndarray:
@@ -46,9 +47,9 @@ def coord_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> tuple:
     child = model.topology.joint_child.array[tj]
     q_ext = jnp.concatenate([joint_q, jnp.array([0.0, 1.0], dtype)])
     qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dtype)])
-    quat = quat_normalize(q_ext[sch.quat_q.array])
+    quat = quat_normalize(take_rows(q_ext, sch.quat_q.array))
     r_com = transform_point(transform_inverse(model.joint_X_c[tj]), model.body_com[child])
-    return q_ext, qd_ext[sch.lin_qd.array], qd_ext[sch.ang_qd.array], quat, r_com
+    return q_ext, take_rows(qd_ext, sch.lin_qd.array), take_rows(qd_ext, sch.ang_qd.array), quat, r_com
 
 
 def _integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
@@ -56,12 +57,12 @@ def _integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> 
     sch, nq = model.schedule, model.joint_coord_count
     q_ext, qdl, qda, quat, r_com = coord_terms(model, joint_q, joint_qd)
     quat_new = quat_integrate(quat, qda, dt)
-    lin_old = q_ext[sch.lin_q.array]
+    lin_old = take_rows(q_ext, sch.lin_q.array)
     free_p = lin_old + quat_rotate(quat, r_com) + dt * qdl - quat_rotate(quat_new, r_com)
     lin_new = jnp.where(jnp.asarray(sch.is_com_ref.array)[:, None], free_p, lin_old + dt * qdl)
-    ang_new = q_ext[sch.ang_q.array] + dt * qda
+    ang_new = take_rows(q_ext, sch.ang_q.array) + dt * qda
     parts = jnp.concatenate([lin_new.ravel(), ang_new.ravel(), quat_new.ravel(), q_ext])
-    return parts[_coord_sources(sch, nq)]
+    return take_rows(parts, _coord_sources(sch, nq))
 
 
 def integrate_kernel(model, joint_q, joint_qd, dt):
@@ -73,7 +74,7 @@ def integrate_kernel(model, joint_q, joint_qd, dt):
     joint_q = jnp.broadcast_to(joint_q, (joint_q.shape[0], lanes_))
     q_ext = jnp.concatenate([joint_q, jnp.broadcast_to(jnp.asarray([[0.0], [1.0]], joint_q.dtype), (2, lanes_))])
     qd_ext = jnp.concatenate([joint_qd, jnp.zeros_like(joint_qd[:1])])
-    take = lambda a, idx: tuple(a[idx[:, k]] for k in range(idx.shape[1]))  # noqa: E731
+    take = lambda a, idx: tuple(take_rows(a, idx[:, k]) for k in range(idx.shape[1]))  # noqa: E731
     quat = soa.qnormalize(take(q_ext, sch.quat_q.array))
     qdl, qda = take(qd_ext, sch.lin_qd.array), take(qd_ext, sch.ang_qd.array)
     half = 0.5 * dt
@@ -90,7 +91,7 @@ def integrate_kernel(model, joint_q, joint_qd, dt):
     ang_new = soa.add(take(q_ext, sch.ang_q.array), soa.scale(qda, dt))
     flat = lambda t: jnp.stack([jnp.broadcast_to(x, (len(tj), lanes_)) for x in t], axis=1).reshape(-1, lanes_)  # noqa: E731
     parts = jnp.concatenate([flat(lin_new), flat(ang_new), flat(quat_new), q_ext])
-    return parts[_coord_sources(sch, nq)]
+    return take_rows(parts, _coord_sources(sch, nq))
 
 
 #: Advance ``joint_q`` by ``dt`` with the (already updated) velocities ``joint_qd``.

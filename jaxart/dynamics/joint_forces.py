@@ -28,6 +28,7 @@ import numpy as np
 from jaxart.kinematics.joints import append_rows
 from jaxart.math import quat_normalize, quat_rotate, soa, transform_inverse, transform_point
 from jaxart.math.safe import safe_norm
+from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import JointTargetMode, JointType
 
 
@@ -122,13 +123,13 @@ def dof_positions(model, joint_q: jnp.ndarray, target_q: jnp.ndarray):
     q_ext = append_rows(joint_q, [0.0, 1.0])
     t_ext = append_rows(jnp.asarray(target_q, joint_q.dtype), [0.0, 1.0])
     scalar = col(st.is_scalar)
-    pos = jnp.where(scalar, q_ext[st.coord], 0.0)
-    err = jnp.where(scalar, t_ext[st.coord] - q_ext[st.coord], 0.0)
+    pos = jnp.where(scalar, take_rows(q_ext, st.coord), 0.0)
+    err = jnp.where(scalar, take_rows(t_ext, st.coord) - take_rows(q_ext, st.coord), 0.0)
     if not st.is_ball.any():  # static: no quaternion branch in the program
         return pos, err
     quat_idx, src = _ball_sources(model.topology)
-    quat = soa.qnormalize(tuple(q_ext[quat_idx[:, i]] for i in range(4)))
-    quat_t = soa.qnormalize(tuple(t_ext[quat_idx[:, i]] for i in range(4)))
+    quat = soa.qnormalize(tuple(take_rows(q_ext, quat_idx[:, i]) for i in range(4)))
+    quat_t = soa.qnormalize(tuple(take_rows(t_ext, quat_idx[:, i]) for i in range(4)))
     rot = soa.qlog(quat)
     rot_err = soa.qlog(soa.qmul(quat_t, soa.qconj(quat)))
     return _place(pos, rot, src), _place(err, rot_err, src)
@@ -138,7 +139,7 @@ def _place(base: jnp.ndarray, parts: tuple, src: np.ndarray) -> jnp.ndarray:
     """``concat(base, *parts)[src]`` (a static gather instead of a scatter into ``base``)."""
     lanes_ = jnp.broadcast_shapes(base.shape[1:], *(x.shape[1:] for x in parts))
     rows = [jnp.broadcast_to(x, (x.shape[0], *lanes_)) for x in (base, *parts)]
-    return jnp.concatenate(rows)[src]
+    return take_rows(jnp.concatenate(rows), src)
 
 
 def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, friction_eps: float):

@@ -35,6 +35,7 @@ from jaxart.math import (
     soa,
     spatial_inertia_world,
 )
+from jaxart.math.static_index import take_rows
 
 
 class BlockTerms(NamedTuple):
@@ -150,13 +151,14 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
     dt = joint_q.dtype
     cols, (body_q, com) = dof_columns(model, joint_q, body_q_base)
     qd_ext = jnp.concatenate([joint_qd, jnp.zeros((1,), dt)])
-    qd = qd_ext[lay.dof_index]
-    s_blk = cols[lay.dof_index]
+    qd = take_rows(qd_ext, lay.dof_index)
+    s_blk = take_rows(cols, lay.dof_index)
     vel = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dt), s_blk * small.spread(qd[..., None], 6))
     # Ṡ_d q̇_d = (V_child − Σ_rest S_m q̇_m) ×ₘ S_d q̇_d  (see DynamicsLayout.sdot_rest)
     v_child = jnp.take_along_axis(vel, jnp.asarray(lay.dof_link)[:, :, None], axis=1)
-    rest = small.sum_axis(cols[lay.sdot_rest] * small.spread(qd_ext[lay.sdot_rest][..., None], 6), -2)
-    carrier = v_child - jnp.concatenate([rest, jnp.zeros((1, 6), dt)])[lay.dof_index]
+    qd_rest = take_rows(qd_ext, lay.sdot_rest)[..., None]
+    rest = small.sum_axis(take_rows(cols, lay.sdot_rest) * small.spread(qd_rest, 6), -2)
+    carrier = v_child - take_rows(jnp.concatenate([rest, jnp.zeros((1, 6), dt)]), lay.dof_index)
     rot = quat_to_matrix(body_q[:, 3:])
     inertia_w = small.matmul(small.matmul(rot, model.body_inertia), jnp.swapaxes(rot, -1, -2))
     spatial = spatial_inertia_world(model.body_mass, com, inertia_w)
@@ -170,9 +172,9 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
         S=s_blk,
         Sdot_qd=cross_motion(carrier, s_blk) * small.spread(qd[..., None], 6),
         qd=qd,
-        inertia=spatial[lay.link_body],
-        link_com=com_ext[lay.link_body],
-        link_mass=mass_ext[lay.link_body],
+        inertia=take_rows(spatial, lay.link_body),
+        link_com=take_rows(com_ext, lay.link_body),
+        link_mass=take_rows(mass_ext, lay.link_body),
     )
 
 
