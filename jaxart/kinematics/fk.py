@@ -153,9 +153,9 @@ def fk_frames_lanes(model, joint_q, joint_qd, base_q) -> FrameTerms:
     stacked = jax.tree_util.tree_map(lambda a, b, c: take_rows(_cat(a, b, c), body_slots(sch)), local, base, ident)
     world = compose_down(sch, stacked, unroll=joint_q.shape[-1] > 1)
     com_w = soa.tpoint(_head(world, n), _comps(model.body_com))
-    x_wpa = soa.tmul(_take(world, sch.body_parent.array[child]), x_p)
+    x_wpa = soa.tmul(soa.rows(world, sch.body_parent.array[child]), x_p)
     anchor = soa.tpoint(x_wpa, mo.X_j[0])
-    ref = soa.where(col(sch.is_com_ref.array), _take(com_w, child), anchor)
+    ref = soa.where(col(sch.is_com_ref.array), soa.rows(com_w, child), anchor)
     return FrameTerms(mo, world, com_w, x_wpa, ref)
 
 
@@ -185,7 +185,7 @@ def fk_twists_lanes(model, fr: FrameTerms, base_qd, *, unroll: bool = False) -> 
     v = soa.qrot(fr.x_wpa[1], fr.motion.v)
     twist_j = (soa.sub(v, soa.cross(w, fr.ref)), w)
     bv, bw = _comps(base_qd[:, :3]), _comps(base_qd[:, 3:])
-    twist_b = (soa.sub(bv, soa.cross(bw, _take(fr.com_w, base_bodies(sch)))), bw)
+    twist_b = (soa.sub(bv, soa.cross(bw, soa.rows(fr.com_w, base_bodies(sch)))), bw)
     zero = jnp.zeros((1, 1), base_qd.dtype)
     zeros = ((zero,) * 3, (zero,) * 3)
     twists = jax.tree_util.tree_map(lambda a, b, c: take_rows(_cat(a, b, c), body_slots(sch)), twist_j, twist_b, zeros)
@@ -201,10 +201,6 @@ def _transform(a: jnp.ndarray) -> tuple:
     """``(items, 7, L)`` → SoA transform."""
     c = _comps(a)
     return c[:3], c[3:]
-
-
-def _take(values, idx):
-    return jax.tree_util.tree_map(lambda x: take_rows(x, idx), values)
 
 
 def _head(values, n: int):
