@@ -182,6 +182,45 @@ def test_gradients_match_finite_differences():
     assert np.abs(np.asarray(rev)).max() > 1e-2
 
 
+def test_dense_implicit_derivatives_match_finite_differences():
+    """The dense solve's implicit rule (RNEA linearisation + factor reuse) in forward and reverse mode, for
+    every input: coordinates, velocities, forces, the diagonal, body wrenches, masses and the DISTANCE-limit
+    dyad; with a kinematic root (fixed rows) and a DISTANCE joint (rank-one coupling)."""
+    from jaxart.dynamics.aba import dense_from_base
+    from jaxart.kinematics.fk import base_bodies
+
+    b = jaxart.ModelBuilder()
+    links = [b.add_link(mass=1.0 + k, com=(0.1, -0.05 * k, 0.02), inertia=np.diag([0.1, 0.2, 0.3]) * (k + 1),
+                        is_kinematic=k == 0) for k in range(3)]
+    b.add_articulation([b.add_joint_free(links[0]),
+                        b.add_joint_revolute(links[0], links[1], axis=(0.0, 0.6, 0.8),
+                                             parent_xform=((0.3, 0, 0), (0, 0, 0, 1))),
+                        b.add_joint_ball(links[1], links[2], parent_xform=((0, 0, -0.4), (0, 0, 0, 1)))])
+    rope = b.add_link(mass=0.7, com=(0.05, 0.0, 0.0), inertia=np.eye(3) * 0.01, xform=((0, 0, -0.3), (0, 0, 0, 1)))
+    b.add_articulation([b.add_joint_distance(-1, rope, min_distance=0.1, max_distance=0.5)])
+    model = b.finalize(dtype=F64)
+    st, joint_f, rng = _random_state(model, 7)
+    nd, n = model.joint_dof_count, model.body_count
+    base_q = st.body_q[base_bodies(model.schedule)]
+    sizes = [model.joint_coord_count, nd, nd, nd, nd, 6 * n, n, nd]
+
+    def f(x):
+        q, qd, jf, tau, diag, bf, mass, dyad = jnp.split(x, np.cumsum(sizes)[:-1])
+        return dense_from_base(model.replace(body_mass=mass), q, qd, base_q, jf, tau, diag, bf.reshape(n, 6),
+                               dyad=dyad)
+
+    x0 = jnp.concatenate([st.joint_q, st.joint_qd, joint_f, jnp.asarray(rng.normal(size=nd)),
+                          jnp.asarray(rng.uniform(0.05, 0.2, size=nd)), st.body_f.ravel(), model.body_mass,
+                          jnp.asarray(rng.normal(size=nd))])
+    h = 1e-6
+    steps = h * jnp.eye(x0.size)
+    fd = ((jax.jit(jax.vmap(f))(x0 + steps) - jax.jit(jax.vmap(f))(x0 - steps)) / (2 * h)).T
+    np.testing.assert_allclose(jax.jit(jax.jacrev(f))(x0), fd, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(f))(x0), fd, rtol=1e-5, atol=1e-5)
+    assert np.abs(np.asarray(fd)[6:]).max() > 1e-2  # the non-kinematic rows respond
+    np.testing.assert_array_equal(np.asarray(fd)[:6], 0.0)  # the kinematic root's DOFs stay fixed
+
+
 def test_nan_world_does_not_poison_batch():
     model = MODELS["mixed_tree"]()
     st, joint_f, _ = _random_state(model, 5)
