@@ -35,7 +35,10 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
         length: Number of steps when ``controls`` is ``None``.
         remat: ``None``; ``"step"`` checkpoints every step (backward pass recomputes each step,
             memory O(T) states only); ``"nested"`` scans ``≈√T`` segments of ``≈√T`` checkpointed
-            steps (memory O(√T)).
+            steps (memory O(√T)). ``"step"`` is also the faster choice for gradients of many worlds
+            under ``vmap``: storing every step's residuals for the whole batch costs more memory traffic
+            than recomputing the step (humanoid, 64 worlds × 100 steps: 0.29 s vs 0.40 s); for a single
+            world ``None`` is faster (18 ms vs 22 ms).
         truncate: Stop gradients through the state every ``truncate`` steps (truncated BPTT).
         output_fn: Maps each new state to the recorded output (default: the state itself).
 
