@@ -17,10 +17,20 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-_REMAT = (None, "step", "nested")
+_REMAT = ("light", None, "step", "nested")
+
+#: Primitives whose results ``remat="light"`` keeps for the backward pass: data movement, products,
+#: reductions and factorisations. Everything else (elementwise arithmetic, transcendentals included) is
+#: recomputed in the backward pass, where XLA fuses it into the kernels that consume it.
+LIGHT_SAVED = frozenset({"gather", "dot_general", "scatter-add", "scatter_add", "reduce_sum", "cholesky",
+                         "triangular_solve"})
 
 
-def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None = None, remat: str | None = None,
+def _light_policy(prim, *_, **__) -> bool:
+    return prim.name in LIGHT_SAVED
+
+
+def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None = None, remat: str | None = "light",
             truncate: int | None = None, output_fn: Callable | None = None):
     """Run ``len(controls)`` steps with ``lax.scan``.
 
@@ -33,12 +43,18 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
             receives ``None``).
         dt: Time step passed to the step.
         length: Number of steps when ``controls`` is ``None``.
-        remat: ``None``; ``"step"`` checkpoints every step (backward pass recomputes each step,
-            memory O(T) states only); ``"nested"`` scans ``≈√T`` segments of ``≈√T`` checkpointed
-            steps (memory O(√T)). ``"step"`` is also the faster choice for gradients of many worlds
-            under ``vmap``: storing every step's residuals for the whole batch costs more memory traffic
-            than recomputing the step (humanoid, 64 worlds × 100 steps: 0.29 s vs 0.40 s); for a single
-            world ``None`` is faster (18 ms vs 22 ms).
+        remat: What the backward pass stores per step (forward values are the same for all):
+
+            * ``"light"`` (default): the results of gathers, products, reductions and factorisations
+              (:data:`LIGHT_SAVED`); elementwise arithmetic is recomputed. Fewer stored arrays and less
+              memory than ``None``, and measured faster for one world (humanoid 100-step gradient
+              15.5–16.8 vs 18.1–18.4 ms; arm 8.9 vs 9.8 ms) and for batches (64 humanoid worlds:
+              0.34 vs 0.37 s; XPBD 1.08 vs 1.42 s).
+            * ``None``: every residual of every step (JAX's default).
+            * ``"step"``: checkpoints every step (the backward pass recomputes each step; memory
+              O(T) states only). Fastest for many worlds under ``vmap`` (64 humanoid worlds: 0.29 s),
+              slower for one world (~22 ms).
+            * ``"nested"``: scans ``≈√T`` segments of ``≈√T`` checkpointed steps (memory O(√T)).
         truncate: Stop gradients through the state every ``truncate`` steps (truncated BPTT).
         output_fn: Maps each new state to the recorded output (default: the state itself).
 
@@ -66,6 +82,8 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
 
     if remat == "step":
         body = jax.checkpoint(body)
+    elif remat == "light":
+        body = jax.checkpoint(body, policy=_light_policy)
     carry0 = (state, jnp.zeros((), jnp.int32))
     if remat == "nested":
         (final, _), outs = _nested_scan(body, carry0, controls, steps)

@@ -83,7 +83,7 @@ def test_remat_variants_and_truncation():
 
     @jax.jit
     def all_grads(q, f, m):
-        return [jax.grad(_loss_fn(model, remat=r), argnums=(0, 1))(q, f, m) for r in (None, "step", "nested")]
+        return [jax.grad(_loss_fn(model, remat=r), argnums=(0, 1))(q, f, m) for r in (None, "light", "step", "nested")]
 
     ref, *variants = all_grads(q0, jf, mass)
     for g in variants:
