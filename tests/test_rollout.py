@@ -33,7 +33,7 @@ def _controls(model, seed=0):
                      joint_act=jnp.zeros((T, nd)))
 
 
-def _loss_fn(model, remat=None, truncate=None):
+def _loss_fn(model, remat="light", truncate=None):
     def loss(q0, joint_f, mass):
         mdl = model.replace(body_mass=model.body_mass.at[-1].set(mass))
         st = mdl.state().replace(joint_q=q0)
