@@ -42,6 +42,7 @@ import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.kinematics.ik import eval_ik
+from jaxart.math.checkpoint import light
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies
@@ -70,6 +71,7 @@ class SolverSemiImplicit(SolverBase):
     """
 
     _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing')
+    checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, joint_attach_ke: float = 1.0e4,
                  joint_attach_kd: float = 1.0e2, friction_smoothing: float = 1.0,
@@ -103,9 +105,10 @@ class SolverSemiImplicit(SolverBase):
         Returns:
             The new :class:`State`.
         """
-        return semi_implicit_step(self.model, state_in, control, contacts, dt, angular_damping=self.angular_damping,
-                                  attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
-                                  contact_smoothing=self.contact_smoothing)
+        run = functools.partial(semi_implicit_step, angular_damping=self.angular_damping,
+                                attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
+                                contact_smoothing=self.contact_smoothing)
+        return light(run)(self.model, state_in, control, contacts, dt)
 
 
 @functools.partial(jax.jit, static_argnames=("angular_damping", "attach_ke", "attach_kd", "contact_smoothing"))

@@ -64,6 +64,7 @@ import numpy as np
 from jaxart.kinematics.ik import eval_ik
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
+from jaxart.math.checkpoint import light
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
@@ -115,6 +116,7 @@ class SolverXPBD(SolverBase):
     """
 
     _OPTIONS = _OPTIONS
+    checkpointed_step = True
 
     def __init__(self, model: Model, *, iterations: int = 2, joint_linear_relaxation: float = 0.7,
                  joint_angular_relaxation: float = 0.4, joint_linear_compliance: float = 0.0,
@@ -154,7 +156,7 @@ class SolverXPBD(SolverBase):
             dt: Time step [s].
         """
         opts = {k: getattr(self, k) for k in _OPTIONS}
-        return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
+        return light(functools.partial(xpbd_step, **opts))(self.model, state_in, control, contacts, dt)
 
 
 def _check_supported(model: Model) -> None:
