@@ -11,9 +11,10 @@ class SolverBase:
     """
 
     _OPTIONS: tuple[str, ...] = ()
-    #: ``step`` runs under :func:`jaxart.math.checkpoint.light` (reverse mode stores only gathers, products,
-    #: reductions and factorisations of the step; elementwise work is recomputed). ``rollout(remat="light")``
-    #: then adds no checkpoint of its own: nested, the two measured slower than either alone.
+    #: ``step`` runs under :func:`jaxart.math.checkpoint.light` (its step function is a ``checkpointed_jit``):
+    #: reverse mode stores only gathers, products, reductions and factorisations of the step and recomputes
+    #: elementwise work. ``rollout(remat="light")`` then adds no checkpoint of its own: nested, the two
+    #: measured slower than either alone.
     checkpointed_step: bool = False
 
     def tree_flatten(self):

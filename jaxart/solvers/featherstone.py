@@ -43,7 +43,6 @@ import numpy as np
 from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.math.checkpoint import light
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
@@ -115,18 +114,15 @@ class SolverFeatherstone(SolverBase):
         Returns:
             The new :class:`State` (``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` updated).
         """
-        if contacts is not None and not isinstance(contacts, Contacts):
-            raise TypeError(f"SolverFeatherstone.step: contacts must be None or a jaxart.Contacts (from "
-                            f"model.collide(state)), got {type(contacts).__name__}")
-
-        def run(model, state, control, contacts, dt):
-            extra = None if contacts is None else contact_body_wrenches(model, state, contacts,
-                                                                        smooth=self.contact_smoothing)
-            return featherstone_step(model, state, control, dt, angular_damping=self.angular_damping,
-                                     implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
-                                     extra_body_f=extra)
-
-        return light(run)(self.model, state_in, control, contacts, dt)
+        extra = None
+        if contacts is not None:
+            if not isinstance(contacts, Contacts):
+                raise TypeError(f"SolverFeatherstone.step: contacts must be None or a jaxart.Contacts (from "
+                                f"model.collide(state)), got {type(contacts).__name__}")
+            extra = contact_body_wrenches(self.model, state_in, contacts, smooth=self.contact_smoothing)
+        return featherstone_step(self.model, state_in, control, dt, angular_damping=self.angular_damping,
+                                 implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
+                                 extra_body_f=extra)
 
 
 def _validate(model: Model, ignore_loop_joints: bool) -> None:

@@ -23,11 +23,12 @@ from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
+from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
 from jaxart.sim.model import Control, Model, State
 
 
-@functools.partial(jax.jit, static_argnames=("angular_damping", "implicit", "friction_eps"))
+@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.kinematics.ik import eval_ik
-from jaxart.math.checkpoint import light
+from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies
@@ -105,13 +105,12 @@ class SolverSemiImplicit(SolverBase):
         Returns:
             The new :class:`State`.
         """
-        run = functools.partial(semi_implicit_step, angular_damping=self.angular_damping,
-                                attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
-                                contact_smoothing=self.contact_smoothing)
-        return light(run)(self.model, state_in, control, contacts, dt)
+        return semi_implicit_step(self.model, state_in, control, contacts, dt, angular_damping=self.angular_damping,
+                                  attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
+                                  contact_smoothing=self.contact_smoothing)
 
 
-@functools.partial(jax.jit, static_argnames=("angular_damping", "attach_ke", "attach_kd", "contact_smoothing"))
+@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "attach_ke", "attach_kd", "contact_smoothing"))
 def semi_implicit_step(model: Model, state: State, control: Control | None, contacts, dt, *,
                        angular_damping: float = 0.05, attach_ke: float = 1.0e4, attach_kd: float = 1.0e2,
                        contact_smoothing: float | None = None) -> State:

@@ -64,7 +64,7 @@ import numpy as np
 from jaxart.kinematics.ik import eval_ik
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
-from jaxart.math.checkpoint import light
+from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
@@ -156,7 +156,7 @@ class SolverXPBD(SolverBase):
             dt: Time step [s].
         """
         opts = {k: getattr(self, k) for k in _OPTIONS}
-        return light(functools.partial(xpbd_step, **opts))(self.model, state_in, control, contacts, dt)
+        return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
 
 
 def _check_supported(model: Model) -> None:
@@ -192,7 +192,7 @@ def _passive_forces(model, state, control):
     return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0)
 
 
-@functools.partial(jax.jit, static_argnames=_OPTIONS)
+@functools.partial(checkpointed_jit, static_argnames=_OPTIONS)
 def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt, *, iterations: int = 2,
               joint_linear_relaxation: float = 0.7, joint_angular_relaxation: float = 0.4,
               joint_linear_compliance: float = 0.0, joint_angular_compliance: float = 0.0,
