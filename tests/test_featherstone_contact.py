@@ -1,4 +1,5 @@
-"""SolverFeatherstone with Newton's penalty contact: resting penetration and Coulomb friction on an incline.
+"""SolverFeatherstone with Newton's explicit penalty contact (``contact="explicit"``): resting penetration
+and Coulomb friction on an incline.
 
 Setup shared by the tests: an 8 kg box (half extent 0.1 m, density 1000) on a static plane, both
 shapes with the same material (so the per-contact averages equal it): ``ke = 1e4 N/m``,
@@ -43,7 +44,7 @@ def _box_on_plane(theta: float, mu: float):
 @functools.partial(jax.jit, static_argnames="steps")
 def _rollout(model, steps: int):
     """``steps`` contact steps from the model's initial state (one compile for every test: same topology)."""
-    solver = jaxart.solvers.SolverFeatherstone(model)
+    solver = jaxart.solvers.SolverFeatherstone(model, contact="explicit")
 
     def step(s, _):
         s = solver.step(s, None, model.collide(s), DT)

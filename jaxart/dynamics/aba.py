@@ -248,14 +248,16 @@ def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, bo
     return _solve(sched, (s, c, i_dof, p_dof, tau, extra), lanes_, tiny)
 
 
-def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None):
+def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None,
+                    contact=None):
     """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
     body_q = take_rows(jnp.concatenate([base_q, ident]), slot)
-    return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad)
+    return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad,
+                               contact=contact)
 
 
 #: :func:`aba_accelerations` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.

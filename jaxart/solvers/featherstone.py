@@ -21,8 +21,20 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗
-contacts                                    ✓ Newton's penalty law (explicit, ``jaxart.contact``) through ``Jᵀ f``
+contacts                                    ✓ implicit compliant law (default, ``jaxart.contact.implicit``) in
+                                              the joint-space solve, or Newton's explicit penalty law
+                                              (``contact="explicit"``) through ``Jᵀ f``
 ==========================================  =====================================================
+
+Contact (``contact="implicit"``, the default): every active row is a spring–damper with Newton's
+material gains, integrated implicitly at the end-of-step velocity and folded into the joint-space
+system ``(H + diag(e) + dt·Σ JᵀWJ) q̈ = …`` together with the implicit drives, so one step at the
+model's own time step (2–16 ms) stays stable for any contact stiffness; friction is a viscous law with
+a lagged coefficient that converges to Coulomb's (stiction below ``stiction_velocity``). Contacts
+between two bodies (self-collision, two articulations, a robot and a free box) are solved together:
+the articulation blocks form one world system. See :mod:`jaxart.contact.implicit` for the law and
+the meaning of its gradients. ``contact="explicit"`` reproduces Newton's penalty law (stable only for
+``dt`` well below ``sqrt(m/ke)``; the solver warns once when the step exceeds its estimate).
 
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
 ``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
@@ -49,6 +61,7 @@ from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone_step import featherstone_step
 
 _DRIVES = ("implicit", "explicit")
+_CONTACTS = ("implicit", "explicit")
 
 
 @jax.tree_util.register_pytree_node_class
@@ -70,22 +83,35 @@ class SolverFeatherstone(SolverBase):
         friction_smoothing: Velocity scale ε [m/s or rad/s] of the smooth Coulomb friction.
         ignore_loop_joints: Accept loop-closing joints (they are not enforced).
         update_mass_matrix_interval: Accepted for Newton compatibility; only 1 is supported.
-        contact_smoothing: ``None`` for Newton's penalty contact law, or a length scale [m] selecting
-            the smooth (softplus) contact law of :mod:`jaxart.contact` for useful gradients.
+        contact: ``"implicit"`` (default: implicit compliant contact in the joint-space solve) or
+            ``"explicit"`` (Newton's penalty law as body wrenches).
+        contact_smoothing: With ``contact="explicit"``: ``None`` for Newton's penalty contact law, or a
+            length scale [m] selecting the smooth (softplus) contact law of :mod:`jaxart.contact`.
+        stiction_velocity: ``ε`` [m/s] of the implicit friction law: tangential speed below which a
+            contact sticks (creep velocity ``≤ ε``).
 
     Raises:
         ValueError: Loop-closing or disabled tree joints, or bad options.
         NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``.
     """
 
-    _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact_smoothing')
+    _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
+                'stiction_velocity')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
                  friction_smoothing: float = 1e-2, ignore_loop_joints: bool = False,
-                 update_mass_matrix_interval: int = 1, contact_smoothing: float | None = None) -> None:
+                 update_mass_matrix_interval: int = 1, contact: str = "implicit",
+                 contact_smoothing: float | None = None, stiction_velocity: float = 1e-4) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
+        if contact not in _CONTACTS:
+            raise ValueError(f"SolverFeatherstone: contact must be one of {_CONTACTS}, got {contact!r}")
+        if contact_smoothing is not None and contact != "explicit":
+            raise ValueError("SolverFeatherstone: contact_smoothing selects the smooth penalty law and needs "
+                             f"contact='explicit', got contact={contact!r}")
+        if not stiction_velocity > 0.0:
+            raise ValueError(f"SolverFeatherstone: stiction_velocity must be > 0 [m/s], got {stiction_velocity}")
         if not friction_smoothing > 0.0:
             raise ValueError(f"SolverFeatherstone: friction_smoothing must be > 0, got {friction_smoothing}")
         if int(update_mass_matrix_interval) != 1:
@@ -98,7 +124,9 @@ class SolverFeatherstone(SolverBase):
         self.drive = drive
         self.friction_smoothing = float(friction_smoothing)
         self.ignore_loop_joints = bool(ignore_loop_joints)
+        self.contact = contact
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
+        self.stiction_velocity = float(stiction_velocity)
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
@@ -107,22 +135,26 @@ class SolverFeatherstone(SolverBase):
         Args:
             state_in: Current state.
             control: Control, or ``None`` for the model's defaults.
-            contacts: ``None`` or ``model.collide(state_in)``: active contacts apply Newton's
-                penalty law (``jaxart.contact``) as world wrenches entering through ``Jᵀ f``.
+            contacts: ``None`` or ``model.collide(state_in)``: active contacts enter the joint-space
+                solve implicitly (default) or apply Newton's penalty law as wrenches (``contact="explicit"``).
             dt: Time step [s].
 
         Returns:
             The new :class:`State` (``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` updated).
         """
-        extra = None
+        extra = implicit_contacts = None
         if contacts is not None:
             if not isinstance(contacts, Contacts):
                 raise TypeError(f"SolverFeatherstone.step: contacts must be None or a jaxart.Contacts (from "
                                 f"model.collide(state)), got {type(contacts).__name__}")
-            extra = contact_body_wrenches(self.model, state_in, contacts, smooth=self.contact_smoothing)
+            if self.contact == "implicit":
+                implicit_contacts = contacts
+            else:
+                extra = contact_body_wrenches(self.model, state_in, contacts, smooth=self.contact_smoothing)
         return featherstone_step(self.model, state_in, control, dt, angular_damping=self.angular_damping,
                                  implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
-                                 extra_body_f=extra)
+                                 extra_body_f=extra, contacts=implicit_contacts,
+                                 stiction_velocity=self.stiction_velocity)
 
 
 def _validate(model: Model, ignore_loop_joints: bool) -> None:

@@ -18,6 +18,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
@@ -28,9 +29,11 @@ from jaxart.math.lanes import lanes
 from jaxart.sim.model import Control, Model, State
 
 
-@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps"))
+@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
+                                                    "stiction_velocity"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
-                      implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None) -> State:
+                      implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
+                      stiction_velocity: float = 1e-4) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -41,8 +44,11 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         angular_damping: FREE angular damping rate.
         implicit: Implicit drives/springs/damping/limits.
         friction_eps: Friction smoothing velocity.
-        extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the contact
-            seam: contact forces enter here, i.e. as ``Jᵀ f``).
+        extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the explicit
+            contact seam: penalty contact forces enter here, i.e. as ``Jᵀ f``).
+        contacts: Optional :class:`~jaxart.collision.Contacts` solved with the implicit contact law of
+            :mod:`jaxart.contact.implicit` in the joint-space solve (dense world system).
+        stiction_velocity: ``ε`` [m/s] of the implicit friction law.
 
     Returns:
         The new state.
@@ -51,9 +57,12 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control = model.control() if control is None else control
         dt = jnp.asarray(dt, state.joint_q.dtype)
         body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
-        if dof_static(model.topology).dist_joint.size:  # static: DISTANCE limits may need the dense solve
+        rows = None
+        if contacts is not None and contacts.capacity:
+            rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)
+        if rows is not None or dof_static(model.topology).dist_joint.size:  # static choice: dense solve
             step = functools.partial(_step_plain, angular_damping=angular_damping, implicit=implicit,
-                                     friction_eps=friction_eps)
+                                     friction_eps=friction_eps, contact=rows)
         else:
             step = _step_lanes(angular_damping, implicit, friction_eps)
         rows = base_bodies(model.schedule)
@@ -75,14 +84,14 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, *, angular_damping, implicit,
-                friction_eps):
+                friction_eps, contact=None):
     """Per-world step from the base bodies' poses/twists (see the module docstring)."""
     f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
-    if dyad is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
+    if dyad is None and contact is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
         qdd = aba_from_base(*args)
-    else:  # implicit DISTANCE-limit rows (rank one per joint): dense solve
-        qdd = dense_from_base(*args, dyad=dyad)
+    else:  # implicit contact rows or DISTANCE-limit rows (rank one per joint): dense solve
+        qdd = dense_from_base(*args, dyad=dyad, contact=contact)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_coords(model, joint_q, qd, dt)
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))
