@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics import lane_spatial as ls
+from jaxart.dynamics.aba_contact import contact_dof_terms
 from jaxart.dynamics.aba_schedule import aba_schedule
 from jaxart.dynamics.cholesky import spd_solve_batch_minor
 from jaxart.dynamics.dense_solve import dense_accelerations
@@ -81,14 +82,6 @@ def _forces(model, geometry, joint_qd, joint_f, body_f):
     return c, i_dof, p_dof, _generalized(lay, s, com, joint_f, dof_body)
 
 
-def _dof_inputs(model, joint_q, joint_qd, base_q, joint_f, body_f):
-    """Per-DOF columns ``S``, velocity products ``c``, attached inertias and bias wrenches, and the
-    generalized forces of ``joint_f`` (all ``(nd + 1, L)`` component tuples, last row zero)."""
-    geometry = _geometry(model, joint_q, joint_qd, base_q)
-    c, i_dof, p_dof, tau = _forces(model, geometry, joint_qd, joint_f, body_f)
-    return geometry[0], c, i_dof, p_dof, tau
-
-
 def _generalized(lay, s: tuple, com: tuple, joint_f, dof_body) -> jnp.ndarray:
     """``(nd + 1, L)`` generalized forces of ``joint_f`` (FREE/DISTANCE: world COM wrenches)."""
     fj = jnp.concatenate([joint_f, jnp.zeros_like(joint_f[:1])], axis=0)
@@ -113,6 +106,12 @@ def _scan(fn, init, xs, reverse=False):
     return jax.lax.scan(fn, init, jax.tree_util.tree_map(jnp.asarray, xs), reverse=reverse)
 
 
+def _sym_inertia(i10: tuple, imp: tuple | None) -> tuple:
+    """21-tuple of the attached rigid inertias plus the contact impedance ``imp`` (or none)."""
+    sym = ls.rigid_to_sym(i10)
+    return sym if imp is None else tuple(a + b for a, b in zip(sym, imp, strict=True))
+
+
 def _backward_run(run, lv, init, lanes_: int, tiny):
     """Backward pass over one run of levels (deepest first) from the padded entry values ``init``.
 
@@ -125,9 +124,9 @@ def _backward_run(run, lv, init, lanes_: int, tiny):
 
     def level(carry, xs):
         ia_prev, pa_prev = carry
-        (s, c, i10, p, tau, extra), cp, k = xs
+        (s, c, i10, p, tau, extra, imp), cp, k = xs
         gather = lambda x: sum(x[cp[:, m]] for m in range(cp.shape[1]))  # noqa: E731
-        ia = tuple(a + gather(b) for a, b in zip(ls.rigid_to_sym(i10), ia_prev, strict=True))
+        ia = tuple(a + gather(b) for a, b in zip(_sym_inertia(i10, imp), ia_prev, strict=True))
         pa = tuple(a + gather(b) for a, b in zip(p, pa_prev, strict=True))
         u_vec = ls.sym_matvec(ia, s)
         d = ls.dot6(s, u_vec) + extra
@@ -166,7 +165,8 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
     for r in reversed(range(len(runs))):
         run = runs[r]
         take = lambda t, run=run: tuple(take_rows(x, run.level_dof) for x in t)  # noqa: E731
-        lv = (*(take(t) for t in per_dof[:4]), *(take_rows(x, run.level_dof) for x in per_dof[4:]))
+        imp = None if per_dof[6] is None else take(per_dof[6])
+        lv = (*(take(t) for t in per_dof[:4]), *(take_rows(x, run.level_dof) for x in per_dof[4:6]), imp)
         if carry is None:
             init = (zeros(21, run.width), zeros(6, run.width))
         else:
@@ -204,11 +204,12 @@ def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray
     Returns:
         ``(q̈ (M, R, L), body accelerations (6-tuple of (R, L)))``.
     """
-    s, c, i_dof, p_dof, tau, extra = per_dof
+    s, c, i_dof, p_dof, tau, extra, imp = per_dof
     ch, dof = blocks.children, blocks.dof
     m, r = dof.shape[1], dof.shape[0]
     kids = lambda x: sum(take_rows(x, ch[:, k]) for k in range(ch.shape[1]))  # noqa: E731
-    ia = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(ls.rigid_to_sym(i_dof), first_level[0], strict=True))
+    ia = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(_sym_inertia(i_dof, imp), first_level[0],
+                                                                    strict=True))
     pa = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(p_dof, first_level[1], strict=True))
     cols = [tuple(take_rows(x, dof[:, k]) for x in s) for k in range(m)]
     c_sum = tuple(sum(take_rows(x, dof[:, k]) for k in range(m)) for x in c)
@@ -237,15 +238,25 @@ def _block_system(ia, pa, cols, c_sum, tau, diag) -> tuple[jnp.ndarray, jnp.ndar
     return mat, stack(tau) - sum(s[:, i] * bias[i] for i in range(6))
 
 
-def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
-    """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies)."""
+def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, contact=None):
+    """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies).
+
+    ``contact``: optional ``(rows, bodies, dt)`` of implicit contact rows whose other side is static
+    (:mod:`jaxart.dynamics.aba_contact`), folded into the attached inertias and biases.
+    """
     sched = aba_schedule(model)
-    s, c, i_dof, p_dof, tau = _dof_inputs(model, joint_q, joint_qd, base_q, joint_f, body_f)
+    geometry = _geometry(model, joint_q, joint_qd, base_q)
+    c, i_dof, p_dof, tau = _forces(model, geometry, joint_qd, joint_f, body_f)
+    s, imp = geometry[0], None
+    if contact is not None:
+        rows, bodies, dt = contact
+        imp, p_contact = contact_dof_terms(model, rows, bodies, geometry[3], c, dt)
+        p_dof = tuple(a + b for a, b in zip(p_dof, p_contact, strict=True))
     tau = tau + jnp.concatenate([tau_extra, jnp.zeros_like(tau_extra[:1])], axis=0)
     extra = jnp.concatenate([d_extra, jnp.zeros_like(d_extra[:1])], axis=0)
     lanes_ = max(x.shape[-1] for x in (*s, *c, *i_dof, *p_dof, tau, extra))
     tiny = jnp.finfo(joint_q.dtype).tiny
-    return _solve(sched, (s, c, i_dof, p_dof, tau, extra), lanes_, tiny)
+    return _solve(sched, (s, c, i_dof, p_dof, tau, extra, imp), lanes_, tiny)
 
 
 def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None,

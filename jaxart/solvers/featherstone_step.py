@@ -17,9 +17,11 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
+from jaxart.dynamics.aba_contact import static_side_only
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
@@ -47,7 +49,9 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the explicit
             contact seam: penalty contact forces enter here, i.e. as ``Jᵀ f``).
         contacts: Optional :class:`~jaxart.collision.Contacts` solved with the implicit contact law of
-            :mod:`jaxart.contact.implicit` in the joint-space solve (dense world system).
+            :mod:`jaxart.contact.implicit` in the joint-space solve: rows against static geometry (known
+            at trace time) as body impedances in the articulated-body algorithm under ``vmap``, otherwise
+            (and for single worlds and derivatives) in the dense world solve.
         stiction_velocity: ``ε`` [m/s] of the implicit friction law.
 
     Returns:
@@ -57,17 +61,24 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control = model.control() if control is None else control
         dt = jnp.asarray(dt, state.joint_q.dtype)
         body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
-        rows = None
+        rows = bodies = None
         if contacts is not None and contacts.capacity:
             rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)
-        if rows is not None or dof_static(model.topology).dist_joint.size:  # static choice: dense solve
-            step = functools.partial(_step_plain, angular_damping=angular_damping, implicit=implicit,
-                                     friction_eps=friction_eps, contact=rows)
+            if contacts.slot_bodies is not None and static_side_only(contacts.slot_bodies):
+                bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
+        options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps)
+        lane_rows = ()
+        if dof_static(model.topology).dist_joint.size or (rows is not None and bodies is None):
+            # static choice: DISTANCE limits or contacts between two bodies need the dense world solve
+            step = functools.partial(_step_plain, **options, contact=rows)
+        elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
+            step = _step_lanes(**options, bodies=bodies)
+            lane_rows = (rows._replace(body_a=None, body_b=None),)
         else:
-            step = _step_lanes(angular_damping, implicit, friction_eps)
-        rows = base_bodies(model.schedule)
-        q, qd, body_q, body_qd = step(model, state.joint_q, state.joint_qd, state.body_q[rows], state.body_qd[rows],
-                                      body_f, control, dt)
+            step = _step_lanes(**options)
+        base = base_bodies(model.schedule)
+        q, qd, body_q, body_qd = step(model, state.joint_q, state.joint_qd, state.body_q[base], state.body_qd[base],
+                                      body_f, control, dt, *lane_rows)
         return state.replace(joint_q=q, joint_qd=qd, body_q=body_q, body_qd=body_qd)
 
 
@@ -83,9 +94,12 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
     return jnp.where(col(lay.in_tree_dof & ~lay.is_kinematic_dof), qd, joint_qd)
 
 
-def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, *, angular_damping, implicit,
-                friction_eps, contact=None):
-    """Per-world step from the base bodies' poses/twists (see the module docstring)."""
+def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
+                implicit, friction_eps, contact=None, bodies=None):
+    """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
+    ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
+    if rows is not None:
+        contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
     f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
     if dyad is None and contact is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
@@ -97,17 +111,20 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))
 
 
-def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, *, angular_damping, implicit,
-                 friction_eps):
-    """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal)."""
+def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
+                 implicit, friction_eps, bodies=None):
+    """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; contact rows
+    only against static geometry, with their static ``bodies``)."""
     f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
-    qdd = aba_kernel(model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
+    contact = None if rows is None else (rows, bodies, dt)
+    qdd = aba_kernel(model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f,
+                     contact=contact)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_kernel(model, joint_q, qd, dt)
     return (q, qd, *fk_bodies_kernel(model, q, qd, base_q, base_qd))
 
 
 @functools.lru_cache(maxsize=32)
-def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float):
-    options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps)
+def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, bodies: tuple | None = None):
+    options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps, bodies=bodies)
     return lanes(functools.partial(_step_kernel, **options), plain=functools.partial(_step_plain, **options))
