@@ -8,10 +8,11 @@ bodies at the contact point ``p`` (the midpoint ``Contacts.point``), evaluated a
 
 * **normal**: ``α = kd + dt·ke``. With ``d' = d + dt·u_n'`` this is ``ke·(−d') − kd·u_n'``: the spring
   and damper are integrated implicitly (backward Euler), stable for any ``ke``/``kd`` and mass ratio,
-  and dissipative (no energy gain). A row is *on* when the force it would exert at the current velocity,
-  ``ke·(−d) − α·u_n``, is positive: penetrating rows that are not already separating fast, and rows with
-  a small gap that the step's motion would close (speculative contact, so a fast body cannot tunnel deep
-  in one large step). Rows that are off exert nothing: no adhesion.
+  and dissipative (no energy gain). A row is *on* when it penetrates (``d < 0``) or when the current
+  velocity would close its gap within the step (``d + dt·u_n < 0``: speculative contact, so a fast body
+  cannot tunnel deep in one large step). Rows that are off exert nothing. One linear solve cannot
+  enforce ``f_n ≥ 0``: a penetrating row that separates during the step may pull for that one step (a
+  dissipative, one-step adhesion; the next step starts with a gap and the row is off).
 * **friction**: a viscous law with a *lagged* coefficient ``β = μ·λ / √(|u_t|² + ε²)``, where
   ``λ = max(ke·(−d), 0)`` is the spring's normal force at the start of the step and ``ε`` the stiction
   velocity. While sliding, the force is ``μλ`` against the motion (Coulomb, up to the factor
@@ -40,7 +41,7 @@ import numpy as np
 from jaxart.contact.penalty import average_materials
 from jaxart.math import small, transform_point
 
-__all__ = ["ImplicitContactRows", "implicit_contact_rows"]
+__all__ = ["ImplicitContactRows", "implicit_contact_forces", "implicit_contact_rows"]
 
 
 class ImplicitContactRows(NamedTuple):
@@ -99,7 +100,7 @@ def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: floa
     un = small.dot_last(u, n)
     ut = u - un[:, None] * n
     alpha = kd + dt * ke
-    on = contacts.active & (ke * (-d) - alpha * un > 0.0)
+    on = contacts.active & ((d < 0.0) | (d + dt * un < 0.0))
     lam = jnp.maximum(ke * (-d), 0.0)
     speed = jnp.sqrt(small.dot_last(ut, ut) + jnp.asarray(stiction_velocity, dtype) ** 2)
     beta = mu * lam / speed
@@ -107,3 +108,32 @@ def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: floa
     return ImplicitContactRows(point=p, normal=n, force0=jnp.where(on[:, None], (ke * (-d))[:, None] * n, 0.0),
                                alpha=jnp.where(on, alpha, zero), beta=jnp.where(on, beta, zero),
                                body_a=body_a, body_b=body_b, dt=dt)
+
+
+def implicit_contact_forces(model, state, contacts, joint_qd_next, dt, *,
+                            stiction_velocity: float = 1e-4) -> jax.Array:
+    """World force of every contact row on shape B's body during the step ``state → joint_qd_next`` [N].
+
+    The implicit law's force ``f0 − W u'`` with the end-of-step point velocity ``u'`` of the new joint
+    velocities at the step's (old) configuration, i.e. the force the solve applied. Shape A's body
+    receives ``−f`` at the same point (:attr:`ImplicitContactRows.point`); zero for rows that are off.
+
+    Args:
+        model: The model.
+        state: State at the start of the step (the one passed to ``solver.step``).
+        contacts: ``model.collide(state)``, as passed to the step.
+        joint_qd_next: ``(joint_dof_count,)`` joint velocities the step returned.
+        dt: The step's time step [s].
+        stiction_velocity: The solver's ``stiction_velocity`` [m/s].
+
+    Returns:
+        ``(capacity, 3)`` forces on B [N].
+    """
+    from jaxart.kinematics.fk import eval_fk
+
+    rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)
+    moved = eval_fk(model, state.joint_q, joint_qd_next, state)
+    u = _point_velocity(model, moved, rows.body_b, rows.point) - _point_velocity(model, moved, rows.body_a, rows.point)
+    un = small.dot_last(u, rows.normal)
+    wu = rows.beta[:, None] * u + ((rows.alpha - rows.beta) * un)[:, None] * rows.normal
+    return rows.force0 - wu
