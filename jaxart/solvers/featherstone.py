@@ -59,6 +59,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone_step import featherstone_step
+from jaxart.solvers.stability import contact_stable_step, drive_stable_step, warn_if_unstable
 
 _DRIVES = ("implicit", "explicit")
 _CONTACTS = ("implicit", "explicit")
@@ -127,6 +128,8 @@ class SolverFeatherstone(SolverBase):
         self.contact = contact
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self.stiction_velocity = float(stiction_velocity)
+        self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
+                        "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
@@ -142,6 +145,9 @@ class SolverFeatherstone(SolverBase):
         Returns:
             The new :class:`State` (``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` updated).
         """
+        for what, estimate in getattr(self, "_limits", {}).items():
+            if what != "penalty contact" or contacts is not None:
+                warn_if_unstable(self, dt, estimate, what)
         extra = implicit_contacts = None
         if contacts is not None:
             if not isinstance(contacts, Contacts):

@@ -47,6 +47,7 @@ from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal_integrate import integrate_bodies
 from jaxart.solvers.maximal_penalty_joints import joint_wrenches
+from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
 
 @jax.tree_util.register_pytree_node_class
@@ -91,6 +92,9 @@ class SolverSemiImplicit(SolverBase):
         self.joint_attach_kd = float(joint_attach_kd)
         self.friction_smoothing = float(friction_smoothing)
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
+        self._limits = {"penalty contact": contact_stable_step(model),
+                        "joint attachment springs": attachment_stable_step(model, self.joint_attach_ke,
+                                                                           self.joint_attach_kd)}
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
@@ -105,6 +109,9 @@ class SolverSemiImplicit(SolverBase):
         Returns:
             The new :class:`State`.
         """
+        for what, estimate in getattr(self, "_limits", {}).items():
+            if what != "penalty contact" or contacts is not None:
+                warn_if_unstable(self, dt, estimate, what)
         return semi_implicit_step(self.model, state_in, control, contacts, dt, angular_damping=self.angular_damping,
                                   attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
                                   contact_smoothing=self.contact_smoothing)
