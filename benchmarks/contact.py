@@ -1,133 +1,187 @@
-"""Step throughput with ground contact: jaxart's solvers vs MJX and MuJoCo C.
+"""Simulated seconds per wall second with ground contact, at the largest step each system takes.
 
-Usage: ``python benchmarks/contact.py [--batches 1 1024] [--models quadruped humanoid] [--no-mjx]
-[--quick]``. For each model (the bundled quadruped; the humanoid of MuJoCo's MJX test data) and
-batch size, prints the per-world time [µs] of one step *including collision detection*
-(``model.collide`` + ``solver.step`` for jaxart, ``mjx.step`` / ``mj_step`` for MuJoCo), the ratio
-MJX/jaxart (> 1 means jaxart is faster) and trace+compile times [s]. Worlds start from the model's
-initial pose dropped onto the floor (the timed steps see real contacts). MJX uses the CG solver
-(its batched Newton/Cholesky path was seen to hang on this 2-core CPU); MuJoCo C runs
-single-threaded in a Python loop (per-call overhead included). The "contact rows"/"active" columns
-show jaxart's contact capacity and active contacts of world 0 after settling (the MJX humanoid's
-foot–floor contacts are explicit ``<contact><pair>`` elements, imported as explicit contact pairs).
-Featherstone runs the penalty contact law with the gains MuJoCo's solref implies, which needs a
-smaller step on these light feet than MJX's soft constraints (its ``dt`` column says which).
+Usage: ``python benchmarks/contact.py [--batch 1024] [--models quadruped humanoid mjx_humanoid]
+[--solvers featherstone featherstone_explicit xpbd semi_implicit] [--no-mjx] [--quick]``.
+
+Per model (the bundled quadruped and humanoid, and the humanoid of MuJoCo's MJX test data):
+
+1. **Largest stable step** of every jaxart solver: the largest ``dt`` from a ladder (16 ms down to
+   25 µs, never above the MJCF's own step times 8) for which one world dropped uncontrolled from the
+   initial pose stays physical for 2 s: all values finite, kinetic + gravitational energy never above
+   its initial value (+0.1 %: no rise above the drop height, no energy gain), contact penetration below
+   2 cm. MuJoCo C runs the same check at the model's own step (``mjENBL_ENERGY``).
+2. **Throughput** at that step (and at the model's own step too where the stable step is larger; the
+   ``step`` column says which): ``model.collide`` + ``solver.step`` on ``--batch`` worlds (``vmap``),
+   per-world wall time of one step, and simulated seconds per wall second per world (``dt / time``),
+   next to ``mjx.step`` (CG solver; its batched Newton/Cholesky path was seen to hang on a 2-core CPU) on
+   the same batch and single-threaded MuJoCo C (``mj_step`` in a Python loop), both at the model's own
+   step. Ratios > 1 mean jaxart simulates more seconds per wall second. Compile times are trace + XLA.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
 import mujoco
-from common import compile_time, mjx_humanoid_path, print_table, time_call
+import numpy as np
+from common import compile_timed, mjx_humanoid_path, print_table, time_call
 
 import jaxart
 
-#: solver factory and time step (None = the MJCF's); SemiImplicit's explicit attachment springs need
-#: ~50 µs on these light links (see examples/drop_quadruped.py)
 SOLVERS = {
-    "featherstone": (lambda m: jaxart.solvers.SolverFeatherstone(m), 2e-4),
-    "xpbd": (lambda m: jaxart.solvers.SolverXPBD(m, iterations=2), None),
-    "semi_implicit": (lambda m: jaxart.solvers.SolverSemiImplicit(m), 5e-5),
+    "featherstone": lambda m: jaxart.solvers.SolverFeatherstone(m),
+    "featherstone_explicit": lambda m: jaxart.solvers.SolverFeatherstone(m, contact="explicit"),
+    "xpbd": lambda m: jaxart.solvers.SolverXPBD(m),
+    "semi_implicit": lambda m: jaxart.solvers.SolverSemiImplicit(m),
 }
+LADDER = (16e-3, 10e-3, 5e-3, 4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4, 5e-5, 2.5e-5)
+CHUNK = 100  # steps per jitted call of the physical check (dt is traced: one compile per solver)
 
 
 def _path(name: str) -> str:
-    return mjx_humanoid_path() if name == "humanoid" else jaxart.assets.asset_path(name)
+    return mjx_humanoid_path() if name == "mjx_humanoid" else jaxart.assets.asset_path(name)
 
 
 def _load(name: str):
     mj = mujoco.MjModel.from_xml_path(_path(name))
     b = jaxart.ModelBuilder()
-    b.add_mjcf(_path(name))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b.add_mjcf(_path(name))
     return mj, b.finalize()
 
 
-def _ours(model, solver, dt: float, batch: int):
-    """Jitted batched ``collide + step`` and a batch of states."""
+def _energy(model, s):
+    com = jaxart.math.transform_point(s.body_q, model.body_com)
+    rot = jaxart.math.quat_to_matrix(s.body_q[:, 3:])
+    inertia = rot @ model.body_inertia @ jnp.swapaxes(rot, -1, -2)
+    v, w = s.body_qd[:, :3], s.body_qd[:, 3:]
+    kin = 0.5 * jnp.sum(model.body_mass * jnp.sum(v * v, -1)) + 0.5 * jnp.einsum("bi,bij,bj->", w, inertia, w)
+    return kin - jnp.sum(model.body_mass * (com @ model.gravity))
+
+
+def _chunk_fn(model, solver):
+    """Jitted ``CHUNK`` steps with a traced ``dt``: returns the state, max energy, max penetration, finite."""
+    @jax.jit
+    def run(state, dt):
+        def step(s, _):
+            c = model.collide(s)
+            s = solver.step(s, None, c, dt)
+            pen = -jnp.min(jnp.where(c.active, c.separation, 0.0))
+            return s, (_energy(model, s), pen, jnp.all(jnp.isfinite(s.body_q)))
+
+        s, (e, p, f) = jax.lax.scan(step, state, None, length=CHUNK)
+        return s, jnp.max(e), jnp.max(p), jnp.all(f)
+    return run
+
+
+def physical(run, model, dt: float, seconds: float = 2.0) -> bool:
+    """The drop check of the module docstring at step ``dt``."""
+    s = model.state()
+    e0 = float(_energy(model, s))
+    for _ in range(max(1, math.ceil(seconds / dt / CHUNK))):
+        s, e, pen, finite = run(s, jnp.asarray(dt, s.body_q.dtype))
+        if not bool(finite) or float(e) > e0 + 1e-3 * abs(e0) or float(pen) > 0.02:
+            return False
+    return True
+
+
+def largest_stable_step(model, solver, model_dt: float) -> float:
+    run = _chunk_fn(model, solver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the explicit solvers' stable-step warnings: this search measures it
+        for dt in (d for d in LADDER if d <= 8 * model_dt + 1e-12):
+            if physical(run, model, dt):
+                return dt
+    return float("nan")
+
+
+def _throughput(model, solver, dt: float, batch: int):
     step = jax.jit(jax.vmap(lambda s: solver.step(s, None, model.collide(s), dt)))
-    state = model.state()
-    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), state)
-    return step, states
+    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), model.state())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seconds, compiled = compile_timed(step, states)
+    for _ in range(20):  # settle into contact
+        states = compiled(states)
+    return time_call(compiled, states, repeat=3) / batch, seconds
 
 
-def _settle(step, states, n: int = 20):
-    for _ in range(n):
-        states = step(states)
-    return states
-
-
-def _mjx(mj, batch: int):
+def _mjx_time(mj, batch: int):
     from mujoco import mjx
 
-    mj = mujoco.MjModel.from_xml_path(mj) if isinstance(mj, str) else mj
     mj.opt.solver = mujoco.mjtSolver.mjSOL_CG
     mx = mjx.put_model(mj)
     dx = jax.vmap(lambda _: mjx.make_data(mx))(jnp.arange(batch))
-    return jax.jit(jax.vmap(lambda x: mjx.step(mx, x))), dx
+    step = jax.jit(jax.vmap(lambda x: mjx.step(mx, x)))
+    seconds, compiled = compile_timed(step, dx)
+    for _ in range(20):
+        dx = compiled(dx)
+    return time_call(compiled, dx, repeat=3) / batch, seconds
 
 
-def _c_time(mj, n: int = 2000) -> float:
+def _c_check_and_time(mj, n: int = 2000):
+    """MuJoCo C at its own step: (physical over 2 s, seconds per step single-threaded)."""
+    mj.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    d = mujoco.MjData(mj)
+    mujoco.mj_forward(mj, d)
+    e0 = float(np.sum(d.energy))
+    ok = True
+    for _ in range(int(round(2.0 / mj.opt.timestep))):
+        mujoco.mj_step(mj, d)
+        pen = max([-c.dist for c in d.contact[:d.ncon]] + [0.0])
+        ok &= bool(np.all(np.isfinite(d.qpos))) and float(np.sum(d.energy)) <= e0 + 1e-3 * abs(e0) and pen < 0.02
     d = mujoco.MjData(mj)
     for _ in range(50):
         mujoco.mj_step(mj, d)
     t0 = time.perf_counter()
     for _ in range(n):
         mujoco.mj_step(mj, d)
-    return (time.perf_counter() - t0) / n
+    return ok, (time.perf_counter() - t0) / n
 
 
-def _capacity(model) -> int:
-    from jaxart.collision import default_capacity
-
-    return default_capacity(model)
-
-
-def bench(name: str, batches, use_mjx: bool) -> list[list]:
-    """Rows ``[model, solver, batch, contact rows, active, µs/world, mjx µs, C µs, mjx/ours, compiles]``."""
+def bench(name: str, solvers, batch: int, use_mjx: bool) -> list[list]:
     mj, model = _load(name)
-    dt = float(mj.opt.timestep)
-    t_c = _c_time(mj)
+    model_dt = float(mj.opt.timestep)
+    c_ok, t_c = _c_check_and_time(mj)
+    t_mjx, c_mjx = _mjx_time(mujoco.MjModel.from_xml_path(_path(name)), batch) if use_mjx else (math.nan, math.nan)
     rows = []
-    for batch in batches:
-        t_mjx = c_mjx = float("nan")
-        if use_mjx:
-            mstep, dx = _mjx(mj, batch)
-            c_mjx = compile_time(mstep, dx)
-            t_mjx = time_call(mstep, dx, repeat=3) / batch
-        for sname, (make, own_dt) in SOLVERS.items():
-            step, states = _ours(model, make(model), own_dt or dt, batch)
-            c_ours = compile_time(step, states)
-            states = _settle(step, states)
-            t_ours = time_call(step, states, repeat=3) / batch
-            first = jax.tree_util.tree_map(lambda x: x[0], states)
-            active = int(model.collide(first).count)
-            finite = bool(jnp.all(jnp.isfinite(states.body_q)))
-            rows.append([name, sname, batch, own_dt or dt, finite, _capacity(model), active, t_ours * 1e6,
-                         t_mjx * 1e6, t_c * 1e6, t_mjx / t_ours, c_ours, c_mjx])
+    for sname in solvers:
+        solver = SOLVERS[sname](model)
+        stable = largest_stable_step(model, solver, model_dt)
+        steps = [("stable", stable)] + ([("model", model_dt)] if stable > model_dt else [])
+        for which, dt in steps:
+            t, c = _throughput(model, solver, dt, batch) if math.isfinite(dt) else (math.nan, math.nan)
+            rate = dt / t
+            rows.append([name, sname, which, dt * 1e3, t * 1e6, rate, model_dt * 1e3, t_mjx * 1e6, model_dt / t_mjx,
+                         c_ok, t_c * 1e6, model_dt / t_c, rate / (model_dt / t_mjx), rate / (model_dt / t_c), c,
+                         c_mjx])
             print("  done:", rows[-1], flush=True)
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 1024])
-    ap.add_argument("--models", nargs="+", default=["quadruped", "humanoid"])
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--models", nargs="+", default=["quadruped", "humanoid", "mjx_humanoid"])
+    ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
     ap.add_argument("--no-mjx", action="store_true", help="skip MJX")
-    ap.add_argument("--quick", action="store_true", help="quadruped only, batches 1 and 64, no MJX")
+    ap.add_argument("--quick", action="store_true", help="quadruped, Featherstone only, batch 64, no MJX")
     args = ap.parse_args()
     if args.quick:
-        args.models, args.batches, args.no_mjx = ["quadruped"], [1, 64], True
+        args.models, args.solvers, args.batch, args.no_mjx = ["quadruped"], ["featherstone"], 64, True
     rows = []
     for name in args.models:
-        rows += bench(name, args.batches, not args.no_mjx)
-    header = ["model", "solver", "batch", "dt", "finite", "contact rows", "active", "jaxart µs/world", "mjx µs/world",
-              "mujoco C µs", "mjx/jaxart", "compile jaxart s", "compile mjx s"]
-    print_table("collide + step with ground contact (per world)", header, rows)
-
+        rows += bench(name, args.solvers, args.batch, not args.no_mjx)
+    header = ["model", "solver", "step", "dt ms", "µs/step/world", "sim s/wall s", "model dt ms", "mjx µs",
+              "mjx sim s/s", "C physical", "C µs", "C sim s/s", "vs mjx", "vs C", "compile s", "mjx compile s"]
+    print_table(f"collide + step with ground contact, batch {args.batch}: simulated seconds per wall second "
+                "(per world) at each system's stable step", header, rows)
 
 
 if __name__ == "__main__":
