@@ -46,7 +46,7 @@ from jaxart.dynamics.layout import dynamics_layout
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
-from jaxart.solvers.featherstone_step import featherstone_step
+from jaxart.solvers.featherstone.step import featherstone_step
 
 _DRIVES = ("implicit", "explicit")
 
