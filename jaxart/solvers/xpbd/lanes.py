@@ -30,8 +30,8 @@ from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
-from jaxart.solvers.xpbd import soa as s
 from jaxart.solvers.maximal.sums import segment_sum
+from jaxart.solvers.xpbd import soa as s
 from jaxart.solvers.xpbd.joint_soa import joint_angles
 from jaxart.solvers.xpbd.lane_contacts import contact_data, solve_contacts
 from jaxart.solvers.xpbd.soa import Bodies
