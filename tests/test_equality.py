@@ -428,7 +428,7 @@ def test_connect_trajectory_matches_mujoco_c():
     mj = solver.mj_model
     mj.opt.timestep = dt
     d = solver.to_mj_data(st)
-    from jaxart.solvers.mujoco_state import qpos_to_joint_q
+    from jaxart.solvers.mujoco.state import qpos_to_joint_q
 
     ref = []
     for _ in range(n):

@@ -290,7 +290,7 @@ def test_construction_errors_and_contacts_seam():
     with pytest.raises(TypeError, match="Contacts"):
         solver.step(model.state(), None, object(), 1e-3)
     # the seam: an extra COM wrench equals the same body_f
-    from jaxart.solvers.featherstone import featherstone_step
+    from jaxart.solvers.featherstone.solver import featherstone_step
 
     w = jnp.zeros((2, 6)).at[1].set(jnp.array([0.0, 0.0, 5.0, 0.0, 1.0, 0.0]))
     s1 = featherstone_step(model, model.state(), None, 1e-3, extra_body_f=w)

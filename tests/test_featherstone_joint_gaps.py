@@ -10,7 +10,7 @@ jax.config.update("jax_enable_x64", True)
 import jaxart  # noqa: E402
 from jaxart.sim.configs import JointDofConfig  # noqa: E402
 from jaxart.sim.enums import Axis, JointTargetMode, JointType  # noqa: E402
-from jaxart.solvers.featherstone import SolverFeatherstone  # noqa: E402
+from jaxart.solvers.featherstone.solver import SolverFeatherstone  # noqa: E402
 
 F64 = jnp.float64
 MODE = JointTargetMode.POSITION_VELOCITY

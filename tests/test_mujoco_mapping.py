@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.solvers.mujoco_convert import model_to_spec, resolve_options
-from jaxart.solvers.mujoco_shapes import solref_from_ke_kd
-from jaxart.solvers.mujoco_state import (
+from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
+from jaxart.solvers.mujoco.shapes import solref_from_ke_kd
+from jaxart.solvers.mujoco.state import (
     control_to_ctrl,
     joint_q_to_qpos,
     joint_qd_to_qvel,

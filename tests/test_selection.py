@@ -1,4 +1,4 @@
-"""ArticulationView (jaxart.selection): selection, pure getters/setters, roots, batches, jit/vmap, errors."""
+"""ArticulationView (jaxart.selection.view): selection, pure getters/setters, roots, batches, jit/vmap, errors."""
 
 import re
 
@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import jaxart  # noqa: E402
-from jaxart.selection import ArticulationView  # noqa: E402
+from jaxart.selection.view import ArticulationView  # noqa: E402
 from jaxart.sim.enums import JointType  # noqa: E402
 
 ROT = np.array([0.0, 0.0, np.sin(0.35), np.cos(0.35)])  # 0.7 rad about z

@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 import jaxart  # noqa: E402
 from jaxart.sim.configs import ShapeConfig  # noqa: E402
-from jaxart.solvers.maximal_joints import joint_frames  # noqa: E402
+from jaxart.solvers.maximal.joints import joint_frames  # noqa: E402
 
 G = 9.81
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.solvers.mujoco_state import qpos_to_joint_q
+from jaxart.solvers.mujoco.state import qpos_to_joint_q
 
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
@@ -134,7 +134,7 @@ def test_free_body_with_com_offset_on_plane_matches_mujoco_c():
 
 
 def solver_joint_qd(solver, d):
-    from jaxart.solvers.mujoco_state import qvel_to_joint_qd
+    from jaxart.solvers.mujoco.state import qvel_to_joint_qd
 
     return np.asarray(qvel_to_joint_qd(solver.layout, jnp.asarray(d.qpos), jnp.asarray(d.qvel),
                                        solver.model.joint_dof_count))
@@ -158,7 +158,7 @@ def test_euler_pendulum_single_step_and_small_angle_period(pendulum_euler):
 
 def test_euler_double_pendulum_agrees_with_featherstone():
     try:
-        from jaxart.solvers.featherstone import SolverFeatherstone
+        from jaxart.solvers.featherstone.solver import SolverFeatherstone
     except ImportError as e:  # pragma: no cover - depends on the Featherstone issue
         pytest.skip(f"SolverFeatherstone is not available: {e}")
     b = jaxart.ModelBuilder()

@@ -9,8 +9,8 @@ jax.config.update("jax_enable_x64", True)
 
 import jaxart  # noqa: E402
 from jaxart.sim.enums import JointTargetMode  # noqa: E402
-from jaxart.solvers.maximal_xpbd_joints import log_jacobian_inv  # noqa: E402
-from jaxart.solvers.xpbd import SolverXPBD  # noqa: E402
+from jaxart.solvers.xpbd.joints import log_jacobian_inv  # noqa: E402
+from jaxart.solvers.xpbd.solver import SolverXPBD  # noqa: E402
 
 F64 = jnp.float64
 

@@ -10,7 +10,7 @@ import numpy as np
 import jaxart
 from jaxart.assets import asset_path
 from jaxart.demo.progress import progress
-from jaxart.solvers.featherstone import SolverFeatherstone
+from jaxart.solvers.featherstone.solver import SolverFeatherstone
 
 
 def load_pendulum() -> jaxart.Model:

@@ -45,8 +45,8 @@ from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
-from jaxart.solvers.maximal_integrate import integrate_bodies
-from jaxart.solvers.maximal_penalty_joints import joint_wrenches
+from jaxart.solvers.maximal.integrate import integrate_bodies
+from jaxart.solvers.maximal.penalty_joints import joint_wrenches
 from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
 

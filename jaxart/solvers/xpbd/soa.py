@@ -1,9 +1,9 @@
-"""Structure-of-arrays algebra for the XPBD lane kernel (:mod:`jaxart.solvers.maximal_xpbd_lanes`).
+"""Structure-of-arrays algebra for the XPBD lane kernel (:mod:`jaxart.solvers.xpbd.lanes`).
 
 A vector is a tuple ``(x, y, z)`` of equally shaped arrays (items first, lanes last), a quaternion
 ``(x, y, z, w)``, a pose a pair ``(p, q)`` and a 3×3 matrix a tuple of three row vectors. The
 formulas (and their order of floating-point operations) are those of the stacked-array versions
-in :mod:`jaxart.math` and :mod:`jaxart.solvers.maximal_xpbd_common`, so the lane kernel computes the
+in :mod:`jaxart.math` and :mod:`jaxart.solvers.xpbd.common`, so the lane kernel computes the
 same numbers as the per-world code. Helpers whose formulas coincide are :mod:`jaxart.math.soa`'s.
 """
 

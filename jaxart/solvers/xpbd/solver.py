@@ -68,19 +68,19 @@ from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
-from jaxart.solvers.maximal_integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
-from jaxart.solvers.maximal_joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
-from jaxart.solvers.maximal_penalty_joints import joint_wrenches
-from jaxart.solvers.maximal_xpbd_common import apply_impulses, apply_velocity_impulses, make_bodies
-from jaxart.solvers.maximal_xpbd_contacts import (
+from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
+from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
+from jaxart.solvers.maximal.penalty_joints import joint_wrenches
+from jaxart.solvers.xpbd.common import apply_impulses, apply_velocity_impulses, make_bodies
+from jaxart.solvers.xpbd.contacts import (
     ContactLambda,
     contact_frame,
     restitution_impulses,
     solve_contacts,
     zero_lambda,
 )
-from jaxart.solvers.maximal_xpbd_joints import drive_targets, solve_angular, solve_drives, solve_linear
-from jaxart.solvers.maximal_xpbd_lanes import LaneOptions, make_step
+from jaxart.solvers.xpbd.joints import drive_targets, solve_angular, solve_drives, solve_linear
+from jaxart.solvers.xpbd.lanes import LaneOptions, make_step
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")

@@ -12,7 +12,7 @@ Conventions (verified against MuJoCo C with ``mj_forward``/``mj_integratePos``, 
   same as jaxart's ``body_f``; Control.joint_f of FREE joints (a world wrench at the child COM)
   is added there too. BALL generalized forces are rotated into the child frame like ω.
 
-All index arrays come from a static :class:`~jaxart.solvers.mujoco_layout.MjLayout`; every
+All index arrays come from a static :class:`~jaxart.solvers.mujoco.layout.MjLayout`; every
 function is vectorised (no loops over joints) and works under ``jit``/``vmap``/``grad``.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxart.math import quat_mul, quat_normalize, quat_rotate, quat_rotate_inv, transform_inverse, transform_mul
-from jaxart.solvers.mujoco_layout import MjLayout
+from jaxart.solvers.mujoco.layout import MjLayout
 
 _TO_WXYZ = (3, 0, 1, 2)
 _TO_XYZW = (1, 2, 3, 0)

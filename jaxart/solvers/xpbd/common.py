@@ -5,7 +5,7 @@ Conventions (positional XPBD, Müller et al. 2020): a scalar constraint ``C`` wi
 ``w = m⁻¹ + (r × n)ᵀ I_w⁻¹ (r × n)`` per body; one solve gives
 ``Δλ = (−C − α̃ λ) / (w_A + w_B + α̃)`` with ``α̃ = α / dt²`` and the *positional impulse*
 ``p = n Δλ`` [kg·m] moves a body by ``Δx = m⁻¹ p`` and rotates it by ``Δθ = I_w⁻¹ (r × p)``.
-Impulses of all rows are summed per body (Jacobi; :func:`jaxart.solvers.maximal_sums.segment_sum`,
+Impulses of all rows are summed per body (Jacobi; :func:`jaxart.solvers.maximal.sums.segment_sum`,
 a static gather when the body ids are known at trace time) and applied once.
 The world is body ``body_count`` (zero inverse mass).
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxart.math import quat_integrate, quat_rotate, quat_to_matrix
 from jaxart.math.small import dot_last, matmul, matvec
-from jaxart.solvers.maximal_sums import concrete_ids, segment_sum
+from jaxart.solvers.maximal.sums import concrete_ids, segment_sum
 
 _IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 

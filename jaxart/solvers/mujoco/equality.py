@@ -30,7 +30,7 @@ import numpy as np
 
 from jaxart.sim.enums import EqType, JointTargetMode, JointType
 from jaxart.sim.validate import np_quat_mul, np_quat_rotate, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco_joints import mj_joint_names
+from jaxart.solvers.mujoco.joints import mj_joint_names
 
 HINGE_CONNECT_HALF_SPAN = 0.05  # [m] Newton's distance of a revolute loop joint's CONNECT points from the anchor
 _IDENT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -238,7 +238,7 @@ def keep_unmapped(layout, joint_q, joint_qd, state):
     """Coordinates/DOFs of loop-closing joints (no MuJoCo coordinates) keep their values from ``state``.
 
     Args:
-        layout: The static :class:`~jaxart.solvers.mujoco_layout.MjLayout`.
+        layout: The static :class:`~jaxart.solvers.mujoco.layout.MjLayout`.
         joint_q, joint_qd: Coordinates/DOFs mapped back from MuJoCo (zeros where unmapped).
         state: The state before the step.
 

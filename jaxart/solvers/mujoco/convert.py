@@ -1,16 +1,16 @@
 """Convert a jaxart ``Model`` into a ``mujoco.MjSpec`` following Newton's mapping tables (seed 002).
 
 Bodies, frames, inertia and options live here; joints/actuators in
-:mod:`~jaxart.solvers.mujoco_joints`, geoms in :mod:`~jaxart.solvers.mujoco_shapes`, collision
-filtering in :mod:`~jaxart.solvers.mujoco_filter`, index bookkeeping in
-:mod:`~jaxart.solvers.mujoco_layout`. Mapping summary:
+:mod:`~jaxart.solvers.mujoco.joints`, geoms in :mod:`~jaxart.solvers.mujoco.shapes`, collision
+filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
+:mod:`~jaxart.solvers.mujoco.layout`. Mapping summary:
 
 * Joints: REVOLUTE → hinge, PRISMATIC → slide, BALL → ball, FREE → free (world parent only),
   D6 → one slide per linear and one hinge per angular axis, named ``<joint>_lin[i]`` /
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
   DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
-  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco_equality`).
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
   ``joint_q`` (quaternions xyzw → wxyz) and joint ``pos`` is zero, ``axis`` = ``joint_axis``
@@ -21,13 +21,13 @@ filtering in :mod:`~jaxart.solvers.mujoco_filter`, index bookkeeping in
   massless bodies). Bodies without a tree joint become static children of the world.
 * Geoms: SPHERE, CAPSULE, CYLINDER, BOX, ELLIPSOID, PLANE (world body only; infinite planes are
   rendered 5 × 5), MESH / CONVEX_MESH → ``mjGEOM_MESH`` (non-convex meshes are convex-hulled by
-  MuJoCo; a warning says so), HFIELD → ``mjGEOM_HFIELD`` (:mod:`~jaxart.solvers.mujoco_hfield`: data
+  MuJoCo; a warning says so), HFIELD → ``mjGEOM_HFIELD`` (:mod:`~jaxart.solvers.mujoco.hfield`: data
   normalised to [0, 1], origin shifted by ``min_z``). CONE raises ``NotImplementedError``. Sites → MuJoCo sites.
 * Contact: ``friction = (mu, mu_torsional, mu_rolling)``; ``solref = (2/kd, kd / (2 √ke))`` —
   MuJoCo's stiffness/damping ↔ (timeconst, dampratio) relation ``b = 2/(d·τ)``,
   ``k = d(r)/(d² τ² ζ²)`` with impedance ``d = 1`` — or MuJoCo's default ``(0.02, 1)`` when ke or
   kd ≤ 0; ``margin = shape_margin``; ``gap = 0`` always; filtering via
-  :mod:`jaxart.solvers.mujoco_filter`; explicit contact pairs → ``<contact><pair>``.
+  :mod:`jaxart.solvers.mujoco.filter`; explicit contact pairs → ``<contact><pair>``.
 * Joint limits ``solref_limit = (−ke, −kd)`` (direct stiffness/damping) when ke > 0; passive
   ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``;
   ``joint_effort_limit`` → ``actfrcrange`` (hinge/slide); ``joint_velocity_limit`` is ignored with
@@ -52,11 +52,11 @@ import numpy as np
 from jaxart.sim.enums import GeoType as G
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco_equality import add_equalities, loop_joints
-from jaxart.solvers.mujoco_filter import add_contact_pairs, collision_masks
-from jaxart.solvers.mujoco_joints import add_actuators, add_joints
-from jaxart.solvers.mujoco_layout import LayoutRecorder
-from jaxart.solvers.mujoco_shapes import add_shapes, wxyz
+from jaxart.solvers.mujoco.equality import add_equalities, loop_joints
+from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
+from jaxart.solvers.mujoco.joints import add_actuators, add_joints
+from jaxart.solvers.mujoco.layout import LayoutRecorder
+from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
 
 DEFAULT_OPTIONS = {"solver": "newton", "integrator": "implicitfast", "cone": "pyramidal", "iterations": 100,
                    "ls_iterations": 50, "impratio": None, "tolerance": None, "jacobian": "auto"}
@@ -134,7 +134,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
 
     Raises:
         NotImplementedError: DISTANCE joints, orphan or disabled tree joints, unsupported loop-closing
-            joints (see :mod:`~jaxart.solvers.mujoco_equality`), CONE shapes, BALL joint drives
+            joints (see :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes, BALL joint drives
             or limits.
         ValueError: A FREE joint with a non-world parent, a plane on a moving body.
     """

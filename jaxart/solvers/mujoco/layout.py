@@ -1,7 +1,7 @@
 """Static index bookkeeping between a jaxart ``Model`` and its converted ``MjModel``.
 
 Built once on the host after compiling the ``MjSpec`` (numpy only); the pure state-mapping
-functions of :mod:`jaxart.solvers.mujoco_state` gather and scatter with these indices.
+functions of :mod:`jaxart.solvers.mujoco.state` gather and scatter with these indices.
 """
 
 from __future__ import annotations

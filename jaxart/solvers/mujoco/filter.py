@@ -22,7 +22,7 @@ import dataclasses
 import numpy as np
 
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE
-from jaxart.solvers.mujoco_shapes import solref_from_ke_kd
+from jaxart.solvers.mujoco.shapes import solref_from_ke_kd
 
 MAX_COLORS = 32
 

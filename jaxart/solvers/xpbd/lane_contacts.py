@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.math.static_index import item
-from jaxart.solvers import maximal_xpbd_soa as s
-from jaxart.solvers.maximal_xpbd_soa import Bodies, stage
+from jaxart.solvers.xpbd import soa as s
+from jaxart.solvers.xpbd.soa import Bodies, stage
 
 
 def _select_rows(x, eq):

@@ -58,7 +58,7 @@ from jaxart.dynamics.layout import dynamics_layout
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
-from jaxart.solvers.featherstone_step import featherstone_step
+from jaxart.solvers.featherstone.step import featherstone_step
 from jaxart.solvers.stability import contact_stable_step, drive_stable_step, warn_if_unstable
 
 _DRIVES = ("implicit", "explicit")

@@ -42,8 +42,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.fk import eval_fk
-from jaxart.selection_layout import build_layout
-from jaxart.selection_ops import (
+from jaxart.selection.layout import build_layout
+from jaxart.selection.ops import (
     BODY,
     COORD,
     DERIVED,
@@ -58,7 +58,7 @@ from jaxart.selection_ops import (
     resolve_mask,
     scatter,
 )
-from jaxart.selection_root import RootAccessMixin
+from jaxart.selection.root import RootAccessMixin
 from jaxart.sim.model import Model, State
 
 __all__ = ["ArticulationView"]

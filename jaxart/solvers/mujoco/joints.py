@@ -1,6 +1,6 @@
 """Joints and drive actuators of the MuJoCo bridge (seed 002 joint and actuator tables).
 
-See :mod:`jaxart.solvers.mujoco_convert` for the overall mapping.
+See :mod:`jaxart.solvers.mujoco.convert` for the overall mapping.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 
 from jaxart.sim.enums import JointTargetMode, JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse
-from jaxart.solvers.mujoco_layout import LayoutRecorder
-from jaxart.solvers.mujoco_shapes import DEFAULT_SOLREF
+from jaxart.solvers.mujoco.layout import LayoutRecorder
+from jaxart.solvers.mujoco.shapes import DEFAULT_SOLREF
 
 _UNLIMITED = 0.5e10
 

@@ -21,7 +21,7 @@ import numpy as np
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
-from jaxart.solvers.maximal_joints import (
+from jaxart.solvers.maximal.joints import (
     angular_coordinates,
     constrained_joints,
     gather_dof,
@@ -33,7 +33,7 @@ from jaxart.solvers.maximal_joints import (
     scalar_dof_force,
     scatter_body_wrench,
 )
-from jaxart.solvers.maximal_sums import segment_sum
+from jaxart.solvers.maximal.sums import segment_sum
 
 ANGULAR_DAMPING_SCALE = 0.01  # Newton's scale of the angular attachment damping
 

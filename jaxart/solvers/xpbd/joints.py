@@ -35,7 +35,7 @@ import numpy as np
 from jaxart.math import quat_normalize
 from jaxart.math.small import dot_last, matmul, matvec, sum_axis
 from jaxart.sim.enums import JointType
-from jaxart.solvers.maximal_joints import (
+from jaxart.solvers.maximal.joints import (
     angular_coordinates,
     gather_dof,
     gather_joint_axes,
@@ -43,7 +43,7 @@ from jaxart.solvers.maximal_joints import (
     rotate_rows,
     rotation_vector,
 )
-from jaxart.solvers.maximal_xpbd_common import (
+from jaxart.solvers.xpbd.common import (
     Bodies,
     body_sums,
     quad,

@@ -1,6 +1,6 @@
 """Shapes of the MuJoCo bridge: jaxart geometry → MuJoCo geoms, sites and meshes (seed 002 tables).
 
-See :mod:`jaxart.solvers.mujoco_convert` for the overall mapping.
+See :mod:`jaxart.solvers.mujoco.convert` for the overall mapping.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 from jaxart.sim.builder_shapes import SHAPE_FLAG_SITE
 from jaxart.sim.enums import GeoType as G
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco_hfield import add_hfield
+from jaxart.solvers.mujoco.hfield import add_hfield
 
 DEFAULT_SOLREF = (0.02, 1.0)
 _GEOMS = {G.SPHERE: mujoco.mjtGeom.mjGEOM_SPHERE, G.CAPSULE: mujoco.mjtGeom.mjGEOM_CAPSULE,

@@ -35,7 +35,7 @@ from jaxart.math import (
 )
 from jaxart.math.small import dot_last, matmul
 from jaxart.sim.enums import JointTargetMode, JointType
-from jaxart.solvers.maximal_sums import segment_sum
+from jaxart.solvers.maximal.sums import segment_sum
 
 _IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 

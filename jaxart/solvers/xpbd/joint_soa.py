@@ -1,7 +1,7 @@
 """Joint coordinates of the XPBD lane kernel in SoA form (same maths as :mod:`maximal_joints`).
 
 Every function takes and returns component tuples of ``(J, L)`` arrays (see
-:mod:`jaxart.solvers.maximal_xpbd_soa`); static per-joint data (``n_ang``, joint types) are numpy
+:mod:`jaxart.solvers.xpbd.soa`); static per-joint data (``n_ang``, joint types) are numpy
 arrays turned into ``(J, 1)`` masks. The angular coordinates of 1/2/3-axis joints are
 :func:`jaxart.kinematics.angles.angular_coordinates` (shared with :func:`jaxart.eval_ik`); this
 module adds the BALL rotation vector and its log-map Jacobian.
@@ -16,7 +16,7 @@ from jaxart.kinematics.angles import angular_coordinates
 from jaxart.math.lanes import col as mask
 from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
-from jaxart.solvers import maximal_xpbd_soa as s
+from jaxart.solvers.xpbd import soa as s
 
 
 def log_jacobian_inv(theta):

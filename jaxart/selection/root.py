@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxart.math.quat import quat_rotate_inv
 from jaxart.math.transform import transform_inverse, transform_mul
-from jaxart.selection_ops import cast_values, gather, read_leaf, scatter
+from jaxart.selection.ops import cast_values, gather, read_leaf, scatter
 from jaxart.sim.model import Model
 
 FRAMES = ("joint", "body")
@@ -73,7 +73,7 @@ def moved_parent_anchor(pose_w: jnp.ndarray, *, x_p: jnp.ndarray, x_c: jnp.ndarr
 class RootAccessMixin:
     """Root transform/twist getters and setters of :class:`~jaxart.selection.ArticulationView`.
 
-    Expects ``self._layout`` (:class:`~jaxart.selection_layout.ViewLayout`), ``self.model``,
+    Expects ``self._layout`` (:class:`~jaxart.selection.layout.ViewLayout`), ``self.model``,
     ``self.is_floating_base`` and ``self.root_joint_type``.
     """
 

@@ -2,8 +2,8 @@
 
 The jaxart :class:`~jaxart.Model` is translated once (on the host) into ``mujoco.MjSpec`` →
 ``MjModel`` → ``mjx.Model`` following Newton's mapping tables (seed 002; see
-:mod:`jaxart.solvers.mujoco_convert`). Each :meth:`SolverMuJoCo.step` maps the jaxart state and
-control into an ``mjx.Data`` (:mod:`jaxart.solvers.mujoco_state`), runs ``mjx.step`` and maps
+:mod:`jaxart.solvers.mujoco.convert`). Each :meth:`SolverMuJoCo.step` maps the jaxart state and
+control into an ``mjx.Data`` (:mod:`jaxart.solvers.mujoco.state`), runs ``mjx.step`` and maps
 ``qpos``/``qvel`` back; body poses and COM twists come from :func:`jaxart.eval_fk`.
 
 Feature table:
@@ -18,14 +18,14 @@ contacts                MuJoCo's collision detection (``use_mujoco_contacts=True
                         ``contacts`` argument of ``step`` is ignored, as in Newton), or
                         ``use_mujoco_contacts=False``: the ``Contacts`` from ``model.collide``
                         are fed to MJX's constraint solver (MJX's collision stage replaced,
-                        :mod:`jaxart.solvers.mujoco_contacts`; Euler / implicit-fast only,
+                        :mod:`jaxart.solvers.mujoco.contacts`; Euler / implicit-fast only,
                         one condim for all rows, geom-pair material mixing, no ``<pair>``
                         overrides).
 solver warm start       none between steps (each step starts from ``qacc_smooth``).
 gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
 equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / revolute / ball
-                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco_equality`). MuJoCo
+                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
 ======================  =====================================================================
@@ -43,11 +43,11 @@ from mujoco import mjx
 
 from jaxart.kinematics import eval_fk
 from jaxart.sim.model import Control, Model, State
-from jaxart.solvers.mujoco_contacts import ContactBridge, check_contacts, mjx_step_with_contacts
-from jaxart.solvers.mujoco_convert import model_to_spec, resolve_options
-from jaxart.solvers.mujoco_equality import apply_equality_data, keep_unmapped
-from jaxart.solvers.mujoco_layout import MjLayout
-from jaxart.solvers.mujoco_state import (
+from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
+from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
+from jaxart.solvers.mujoco.equality import apply_equality_data, keep_unmapped
+from jaxart.solvers.mujoco.layout import MjLayout
+from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
     control_to_ctrl,
     joint_f_to_qfrc,
@@ -90,7 +90,7 @@ class SolverMuJoCo:
         mj_spec: The ``mujoco.MjSpec``.
         mj_model: The compiled ``mujoco.MjModel`` (MuJoCo conventions: wxyz quaternions).
         mjx_model: The ``mjx.Model``.
-        layout: Static index mapping (:class:`~jaxart.solvers.mujoco_layout.MjLayout`).
+        layout: Static index mapping (:class:`~jaxart.solvers.mujoco.layout.MjLayout`).
         options: Resolved solver options.
 
     Raises:

@@ -28,9 +28,9 @@ import numpy as np
 
 from jaxart.math import quat_conjugate, quat_mul, transform_inverse, transform_point
 from jaxart.math.small import dot_last
-from jaxart.solvers.maximal_joints import rotation_vector
-from jaxart.solvers.maximal_sums import segment_sum
-from jaxart.solvers.maximal_xpbd_common import (
+from jaxart.solvers.maximal.joints import rotation_vector
+from jaxart.solvers.maximal.sums import segment_sum
+from jaxart.solvers.xpbd.common import (
     Bodies,
     body_sums,
     gather_rows,

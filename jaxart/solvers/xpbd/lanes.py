@@ -30,11 +30,11 @@ from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
-from jaxart.solvers import maximal_xpbd_soa as s
-from jaxart.solvers.maximal_sums import segment_sum
-from jaxart.solvers.maximal_xpbd_joint_soa import joint_angles
-from jaxart.solvers.maximal_xpbd_lane_contacts import contact_data, solve_contacts
-from jaxart.solvers.maximal_xpbd_soa import Bodies
+from jaxart.solvers.maximal.sums import segment_sum
+from jaxart.solvers.xpbd import soa as s
+from jaxart.solvers.xpbd.joint_soa import joint_angles
+from jaxart.solvers.xpbd.lane_contacts import contact_data, solve_contacts
+from jaxart.solvers.xpbd.soa import Bodies
 
 
 class LaneOptions(NamedTuple):
@@ -230,7 +230,7 @@ def _solve_angular(st, b, jd, lam, dt, opt: LaneOptions):
 
 
 def _passive_wrenches(st, jd, pv, pose, twist, com):
-    """``_passive_forces`` of :mod:`jaxart.solvers.xpbd` (non-BALL joints): ``(force, torque)`` per body.
+    """``_passive_forces`` of :mod:`jaxart.solvers.xpbd.solver` (non-BALL joints): ``(force, torque)`` per body.
 
     With zero drive and limit gains, Newton's per-DOF force reduces to ``stiffness (rest − q) −
     damping q̇ + joint_act`` (+ ``joint_f``), applied at the anchors of the constrained joints; FREE /

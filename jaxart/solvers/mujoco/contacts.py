@@ -20,7 +20,7 @@ Per-row mapping (the MuJoCo / Newton conventions; jaxart's shape A ↔ ``geom[0]
 * friction, solref, solimp mixed from the two geoms exactly as MuJoCo does for geom pairs
   (priority, ``solmix``; friction = max, clamped to ``mjMINMU``; solref averaged or, for direct
   references, the minimum); the geoms carry the shape materials as converted by
-  :func:`jaxart.solvers.mujoco_shapes.add_shapes` (``friction = (mu, mu_torsional,
+  :func:`jaxart.solvers.mujoco.shapes.add_shapes` (``friction = (mu, mu_torsional,
   mu_rolling)``, ``solref`` from ke/kd);
 * inactive rows (``active`` false, padding, shapes without a geom, or both geoms on immovable
   bodies — Newton skips those too) get ``dist = includemargin + 1``: MJX zeroes their Jacobian
