@@ -227,3 +227,38 @@ def test_one_step_and_200_step_gradients_match_finite_differences():
     one = lambda qd: solver.step(settled.replace(joint_qd=qd), None, c, 5e-3).joint_qd  # noqa: E731
     jax.test_util.check_grads(one, (settled.joint_qd + jnp.array([1.0, 0.2, 0.0, 0.0, 0.0, 0.3]),), order=1,
                               modes=("fwd", "rev"), atol=1e-5, rtol=1e-5)
+
+
+BOX_MJCF = """<mujoco model="box_on_plane"><option timestep="0.005"/>
+  <worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="box" pos="0.1 -0.05 0.1"><freejoint name="root"/>
+      <geom name="block" type="box" size="0.1 0.1 0.1" density="1000" friction="0.8"/></body>
+  </worldbody></mujoco>"""
+
+
+def test_resting_box_contact_forces_match_mujoco():
+    """Each of the four corner rows carries a quarter of the weight in both simulators (same MJCF)."""
+    b = jaxart.ModelBuilder()
+    b.add_mjcf(BOX_MJCF)
+    model = b.finalize(dtype=jnp.float64)
+    solver = jaxart.solvers.SolverFeatherstone(model)
+    step = jax.jit(lambda s: solver.step(s, None, model.collide(s), 5e-3))
+    s = model.state()
+    for _ in range(300):
+        s = step(s)
+    c = model.collide(s)
+    f = np.asarray(implicit_contact_forces(model, s, c, step(s).joint_qd, 5e-3))[np.asarray(c.active)]
+    mj = mujoco.MjModel.from_xml_string(BOX_MJCF)
+    d = mujoco.MjData(mj)
+    for _ in range(300):
+        mujoco.mj_step(mj, d)
+    out, theirs = np.zeros(6), []
+    for i in range(d.ncon):
+        mujoco.mj_contactForce(mj, d, i, out)
+        theirs.append(out[0])
+    weight = float(model.body_mass[0]) * G
+    np.testing.assert_allclose(weight, mj.body_mass[1] * G, rtol=1e-9)
+    np.testing.assert_allclose(f[:, 2].sum(), sum(theirs), rtol=1e-3)
+    assert len(theirs) == len(f) == 4
+    np.testing.assert_allclose(np.sort(f[:, 2]), np.sort(theirs), rtol=0.02)
+    np.testing.assert_allclose(f[:, :2], 0.0, atol=1e-3 * weight)  # no friction load at rest

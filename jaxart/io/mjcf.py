@@ -264,7 +264,8 @@ class _Importer:
             nlin = 3
         lin, ang = (cfgs[:nlin], cfgs[nlin:]) if cfgs else (None, None)
         j = b.add_joint(seg.jtype, parent, child, linear_axes=lin, angular_axes=ang, label=self.pre(seg.label),
-                        parent_xform=x_p, child_xform=seg.x_c, collision_filter_parent=self.filterparent)
+                        parent_xform=x_p, child_xform=seg.x_c,
+                        collision_filter_parent=self.filterparent and parent >= 0)  # MuJoCo never filters world
         self.out["joints"][seg.label] = j
         q0 = b.joint_q_start[j]
         qmap = [idx for mj in seg.joints for idx in _qpos_indices(m, mj)]
