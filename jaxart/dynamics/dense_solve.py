@@ -3,9 +3,10 @@
 Derivatives of :func:`dense_accelerations` are implicit. The accelerations ``x`` solve
 ``r(inputs, x) = A x + C q̇ + g − Jᵀ f_ext − τ = 0`` with ``A = H + diag(e)`` (plus the DISTANCE-limit
 dyads and the implicit contact terms ``dt·Σ JᵀWJ`` of :mod:`jaxart.dynamics.contact_terms`, which solve
-all articulation blocks as one world system), so ``A ẋ = −∂r/∂inputs · inputs_dot``. ``r`` at a fixed ``x`` is one RNEA pass, and ``A⁻¹`` reuses
-the primal Cholesky factor. Neither mode differentiates the mass matrix or the factorisation. Humanoid,
-100-step rollout gradient: batch 1 21.5 → 18.9 ms, ``vmap`` of 64 477 → 404 ms (forward 3.2 / 52 ms).
+all articulation blocks as one world system), so ``A ẋ = −∂r/∂inputs · inputs_dot``. ``r`` at a fixed
+``x`` is one RNEA pass, and ``A⁻¹`` reuses the primal Cholesky factor. Neither mode differentiates the
+mass matrix or the factorisation. Humanoid, 100-step rollout gradient: batch 1 21.5 → 18.9 ms, ``vmap``
+of 64 477 → 404 ms (forward 3.2 / 52 ms).
 """
 
 from __future__ import annotations

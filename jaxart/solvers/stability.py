@@ -89,7 +89,6 @@ def contact_stable_step(model) -> StableStep | None:
 def drive_stable_step(model) -> StableStep | None:
     """Stable step of explicit drives, limits and passive springs on the joint-space inertia diagonal."""
     from jaxart.dynamics.mass_matrix import eval_mass_matrix
-    from jaxart.dynamics.rnea import scatter_dofs
 
     gains = [_concrete(getattr(model, f)) for f in ("joint_target_ke", "joint_target_kd", "joint_limit_ke",
                                                      "joint_limit_kd", "joint_stiffness", "joint_damping",
@@ -100,8 +99,14 @@ def drive_stable_step(model) -> StableStep | None:
     from jaxart.dynamics.layout import dynamics_layout
 
     lay = dynamics_layout(model)
-    h = np.asarray(eval_mass_matrix(model, model.state(), include_armature=False))  # (A, D, D)
-    diag = np.asarray(scatter_dofs(lay, np.diagonal(h, axis1=-2, axis2=-1), model.joint_dof_count)) + arm
+    try:  # evaluated eagerly even when the solver is built inside a traced function (concrete model)
+        with jax.ensure_compile_time_eval():
+            h = np.asarray(eval_mass_matrix(model, model.state(), include_armature=False))  # (A, D, D)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+    diag = np.zeros(model.joint_dof_count + 1)
+    np.add.at(diag, lay.dof_index, np.diagonal(h, axis1=-2, axis2=-1))  # blocks → global DOFs (padding last)
+    diag = diag[:-1] + arm
     labels, starts = model.topology.joint_label, model.topology.joint_qd_start.array
     out = []
     for d in range(model.joint_dof_count):
