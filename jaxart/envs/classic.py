@@ -63,7 +63,7 @@ class PendulumSwingup(Env):
         up = _upright(q)
         reward = up - 1e-3 * qd**2 - 1e-2 * jnp.sum(a**2)
         return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward.astype(q.dtype),
-                             metrics={"upright": up})
+                             metrics={**state.metrics, "upright": up})
 
     @staticmethod
     def _obs(ps) -> jax.Array:
@@ -138,7 +138,7 @@ class CartpoleSwingup(Env):
         up = _upright(th)
         reward = up - 0.05 * x**2 - 1e-3 * ps.joint_qd[1] ** 2 - 1e-2 * jnp.sum(a**2)
         return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward.astype(x.dtype),
-                             metrics={"upright": up, "cart_x": x})
+                             metrics={**state.metrics, "upright": up, "cart_x": x})
 
     @staticmethod
     def _obs(ps) -> jax.Array:

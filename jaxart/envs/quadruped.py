@@ -82,7 +82,7 @@ class QuadrupedWalk(Env):
         reward = jnp.minimum(vx, self.target_speed) + 0.5 * healthy - 1e-2 * jnp.sum(a**2)
         done = jnp.where(healthy, 0.0, 1.0).astype(ft)
         return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward.astype(ft), done=done,
-                             metrics={"forward_velocity": vx, "height": z})
+                             metrics={**state.metrics, "forward_velocity": vx, "height": z})
 
     @staticmethod
     def _obs(ps) -> jax.Array:

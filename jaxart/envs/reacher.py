@@ -76,7 +76,7 @@ class Reacher7(Env):
         dist = jnp.sqrt(jnp.sum((self.ee_position(ps) - target) ** 2) + 1e-12)
         reward = -dist - 1e-3 * jnp.sum(ps.joint_qd**2)
         return state.replace(pipeline_state=ps, obs=self._obs(ps, target), reward=reward,
-                             metrics={"distance": dist})
+                             metrics={**state.metrics, "distance": dist})
 
     def _obs(self, ps, target) -> jax.Array:
         ee = self.ee_position(ps)
