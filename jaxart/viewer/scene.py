@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import numpy as np
 from scipy.spatial.transform import Rotation
 
@@ -81,8 +82,11 @@ def build_scene(model: Model, *, width: int, height: int, solver=None) -> Scene:
     _checker_floor(spec, mujoco)
     mj_model = spec.compile()
     # Reference configuration: MuJoCo body frames vs jaxart body frames give constant rigid offsets.
-    state0 = eval_fk(model, model.joint_q, model.joint_qd)
-    d = solver.to_mj_data(state0)
+    # (jitted: eager FK and state mapping cost seconds of per-operation dispatch on bigger models)
+    state0 = jax.jit(eval_fk)(model, model.joint_q, model.joint_qd)
+    d = mujoco.MjData(mj_model)
+    d.qpos[:] = np.asarray(jax.jit(lambda s: solver.to_mjx_data(s).qpos)(state0))
+    mujoco.mj_kinematics(mj_model, d)
     body_q0 = np.array(state0.body_q, np.float64)
     mj_to_jx = np.full(mj_model.nbody, -1)
     mj_to_jx[np.asarray(solver.layout.body_mj)] = np.arange(model.body_count)
