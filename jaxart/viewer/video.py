@@ -52,3 +52,32 @@ def save_video(frames, path: str | os.PathLike, *, fps: float = 30.0) -> str:
     iio.imwrite(path, frames, extension=".mp4", plugin="FFMPEG", fps=fps, codec="libx264",
                 macro_block_size=1, pixelformat="yuv420p")
     return path
+
+
+def show_video(frames, *, fps: float = 30.0, **kwargs):
+    """Show frames as a video in a notebook with ``mediapy`` (extra ``jaxart[viz]``).
+
+    mediapy encodes with an ``ffmpeg`` program; when none is on ``PATH`` the binary shipped by
+    ``imageio-ffmpeg`` is used.
+
+    Args:
+        frames: ``(T, H, W, 3)`` uint8 frames.
+        fps: Frames per second.
+        **kwargs: Passed to ``mediapy.show_video`` (``title``, ``codec``, ...).
+
+    Raises:
+        ImportError: ``mediapy`` (or, without a system ffmpeg, ``imageio-ffmpeg``) is not installed.
+    """
+    import shutil
+
+    try:
+        import mediapy
+    except ImportError:
+        raise ImportError('show_video needs mediapy: pip install "jaxart[viz]"') from None
+    if shutil.which("ffmpeg") is None:
+        try:
+            import imageio_ffmpeg
+        except ImportError:
+            raise ImportError('show_video: no ffmpeg on PATH; pip install "jaxart[viz]" (imageio-ffmpeg)') from None
+        mediapy.set_ffmpeg(imageio_ffmpeg.get_ffmpeg_exe())
+    return mediapy.show_video(np.asarray(frames), fps=fps, **kwargs)
