@@ -41,8 +41,12 @@ def train(env, *, quick: bool, episode_length: int) -> dict:
     for name in ("ppo", "apg"):
         curve, t0 = [], time.perf_counter()
 
-        def progress(step, metrics, curve=curve, t0=t0, name=name):
-            curve.append((int(step), time.perf_counter() - t0, float(metrics["eval/episode_reward"])))
+        # APG reports its evaluation index; convert it to environment steps as PPO reports them.
+        apg_steps = round((20 if quick else 200) / max((4 if quick else 10) - 1, 1)) * (16 if quick else 64) * 50
+
+        def progress(step, metrics, curve=curve, t0=t0, name=name, apg_steps=apg_steps):
+            step = int(step) * (apg_steps if name == "apg" else 1)
+            curve.append((step, time.perf_counter() - t0, float(metrics["eval/episode_reward"])))
             print(f"{name}: {step:>8d} env steps  {curve[-1][1]:6.1f} s  eval reward {curve[-1][2]:7.2f}", flush=True)
 
         if name == "ppo":
