@@ -56,7 +56,7 @@ def run(*, steps: int = 200, lr: float = 0.2, target=(0.45, 0.35, 0.55)) -> dict
         q, m, v, value = update(q, m, v, jnp.float32(i + 1))
         hist.append(float(value))
         if i % 10 == 0 or i + 1 == steps:
-            bar.set_postfix(loss=f"{hist[-1]:.2e}")
+            bar.set_postfix(loss=f"{hist[-1]:.2e}", refresh=False)
     dist = float(jnp.linalg.norm(end_effector(model, site, q) - target))
     print(f"reach: final distance to target {dist * 1000:.2f} mm")
     return {"loss": hist, "q": np.asarray(q), "distance": dist, "target": np.asarray(target)}

@@ -58,7 +58,7 @@ def run(*, iters: int = 150, steps: int = 200, dt: float = 0.01, lr: float = 0.3
         params, m, v, value = update(params, m, v, jnp.asarray(i + 1, params.dtype))
         hist.append(float(value))
         if i % 5 == 0 or i + 1 == iters:
-            bar.set_postfix(cost=f"{hist[-1]:.2e}")
+            bar.set_postfix(cost=f"{hist[-1]:.2e}", refresh=False)
     q, qd, torques = trajectory(params)
     print(f"swing-up: final angle {float(q[-1]):.3f} rad (target {np.pi:.3f}), final velocity {float(qd[-1]):.3f}")
     return {"cost": hist, "q": np.asarray(q), "qd": np.asarray(qd), "u": np.asarray(torques), "dt": dt}
