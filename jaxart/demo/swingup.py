@@ -10,7 +10,7 @@ from tqdm.auto import tqdm
 
 import jaxart
 from jaxart.assets import asset_path
-from jaxart.solvers.featherstone import SolverFeatherstone
+from jaxart.solvers import SolverFeatherstone
 
 
 def load_pendulum() -> jaxart.Model:
