@@ -56,3 +56,13 @@ __all__ = [
     "selection",
     "solvers",
 ]
+
+_LAZY_SUBPACKAGES = ("envs", "sharding", "viewer")  # imported on first use (mujoco rendering, RL envs)
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"jaxart.{name}")
+    raise AttributeError(f"module 'jaxart' has no attribute {name!r}")

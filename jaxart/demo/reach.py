@@ -6,10 +6,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm.auto import tqdm
 
 import jaxart
 from jaxart.assets import asset_path
-from jaxart.demo.progress import progress
 from jaxart.math import transform_mul
 
 
@@ -51,11 +51,12 @@ def run(*, steps: int = 200, lr: float = 0.2, target=(0.45, 0.35, 0.55)) -> dict
     m = v = jnp.zeros_like(q)
     hist = []
     print(f"reach: 7-DoF arm, target {np.round(np.asarray(target, np.float64), 3).tolist()} m")
-    for i in range(steps):
+    bar = tqdm(range(steps), desc="reach", mininterval=0.5)
+    for i in bar:
         q, m, v, value = update(q, m, v, jnp.float32(i + 1))
         hist.append(float(value))
         if i % 10 == 0 or i + 1 == steps:
-            progress(i, steps, f"loss {hist[-1]:.2e}")
+            bar.set_postfix(loss=f"{hist[-1]:.2e}", refresh=False)
     dist = float(jnp.linalg.norm(end_effector(model, site, q) - target))
     print(f"reach: final distance to target {dist * 1000:.2f} mm")
     return {"loss": hist, "q": np.asarray(q), "distance": dist, "target": np.asarray(target)}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm.auto import tqdm
 
 import jaxart
 from jaxart.assets import asset_path
-from jaxart.demo.progress import progress
-from jaxart.solvers.featherstone.solver import SolverFeatherstone
+from jaxart.solvers import SolverFeatherstone
 
 
 def load_pendulum() -> jaxart.Model:
@@ -53,11 +53,12 @@ def run(*, iters: int = 150, steps: int = 200, dt: float = 0.01, lr: float = 0.3
     m = v = jnp.zeros_like(params)
     hist = []
     print(f"swing-up: pendulum, {steps} Featherstone steps of {dt} s, |u| <= {u_max} N·m")
-    for i in range(iters):
+    bar = tqdm(range(iters), desc="swing-up", mininterval=0.5)
+    for i in bar:
         params, m, v, value = update(params, m, v, jnp.asarray(i + 1, params.dtype))
         hist.append(float(value))
         if i % 5 == 0 or i + 1 == iters:
-            progress(i, iters, f"cost {hist[-1]:.2e}")
+            bar.set_postfix(cost=f"{hist[-1]:.2e}", refresh=False)
     q, qd, torques = trajectory(params)
     print(f"swing-up: final angle {float(q[-1]):.3f} rad (target {np.pi:.3f}), final velocity {float(qd[-1]):.3f}")
     return {"cost": hist, "q": np.asarray(q), "qd": np.asarray(qd), "u": np.asarray(torques), "dt": dt}
