@@ -164,8 +164,8 @@ def test_domain_randomization(cartpole):
         envs.DomainRandomization(cartpole, model.replace(body_mass=jnp.ones((3, 5))))
 
 
-def test_quadruped_stands_at_small_dt():
-    """At the default 1 ms penalty-contact step the zero-action quadruped stays up (2 ms still diverges)."""
+def test_quadruped_stands_at_its_4ms_step():
+    """At the default 4 ms implicit-contact step (50 Hz policy) the zero-action quadruped stays up."""
     env = envs.QuadrupedWalk()
     assert env.observation_size == 35 and env.action_size == 12
 
@@ -174,7 +174,7 @@ def test_quadruped_stands_at_small_dt():
             s = env.step(s, jnp.zeros(12))
             return s, (s.metrics["height"], s.done, s.reward)
 
-        return jax.lax.scan(body, s, None, length=50)[1]  # 0.5 s
+        return jax.lax.scan(body, s, None, length=50)[1]  # 1 s
 
     s0 = env.reset(jax.random.PRNGKey(0))
     assert set(s0.metrics) == {"forward_velocity", "height"}

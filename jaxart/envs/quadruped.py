@@ -22,14 +22,12 @@ class QuadrupedWalk(Env):
     Observation ``(z, torso quaternion, joint angles, torso velocity and angular velocity, joint
     velocities)`` (1 + 4 + 12 + 6 + 12 = 35).
 
-    Physics: :class:`jaxart.solvers.SolverFeatherstone` (its defaults; penalty ground contact via
-    ``model.collide``) at ``dt`` with ``action_repeat`` steps per action. The default 1 ms step is
-    what the penalty contact of today's Featherstone solver handles; with implicit contact the
-    intended setting is ``dt=0.004, action_repeat=5`` (a 50 Hz policy).
+    Physics: :class:`jaxart.solvers.SolverFeatherstone` (its defaults: implicit ground contact via
+    ``model.collide``) at ``dt`` with ``action_repeat`` steps per action: 4 ms × 5, a 50 Hz policy.
 
     Args:
-        dt: Physics step [s] (default 0.001).
-        action_repeat: Physics steps per environment step (default 10: a 100 Hz policy).
+        dt: Physics step [s] (default 0.004).
+        action_repeat: Physics steps per environment step (default 5: a 50 Hz policy).
         action_scale: Servo target offset at ``|a| = 1`` [rad].
         target_speed: Forward speed above which the velocity reward saturates [m/s].
         min_height: Torso height below which the episode ends [m].
@@ -37,7 +35,7 @@ class QuadrupedWalk(Env):
         dtype: Model float dtype.
     """
 
-    def __init__(self, *, dt: float = 0.001, action_repeat: int = 10, action_scale: float = 0.4,
+    def __init__(self, *, dt: float = 0.004, action_repeat: int = 5, action_scale: float = 0.4,
                  target_speed: float = 1.0, min_height: float = 0.18, solver_kwargs: dict | None = None,
                  dtype=None) -> None:
         b = ModelBuilder()
