@@ -154,8 +154,9 @@ def _smooth_friction_ratio(limit, kf, vt):
     s2 = small.dot_last(vt, vt)
     ok = (s2 > 0.0) & (limit > 0.0)
     s = jnp.sqrt(jnp.where(ok, s2, 1.0))
-    lim = jnp.where(ok, limit, 1.0)
-    ratio = lim * jnp.tanh(kf * s / lim) / s
+    sat = kf * s > 20.0 * jnp.where(ok, limit, 1.0)  # tanh saturated: L/|v_t| (a tiny L would overflow 1/L)
+    lim = jnp.where(ok & ~sat, limit, 1.0)
+    ratio = jnp.where(sat, jnp.where(ok, limit, 0.0) / s, lim * jnp.tanh(kf * s / lim) / s)
     return jnp.where(ok, ratio, jnp.where(limit > 0.0, kf, 0.0))
 
 
