@@ -9,7 +9,8 @@ Per model (the bundled quadruped and humanoid, and the humanoid of MuJoCo's MJX 
    25 µs, never above the MJCF's own step times 8) for which one world dropped uncontrolled from the
    initial pose stays physical for 2 s: all values finite, kinetic + gravitational energy never above
    its initial value (+0.1 %: no rise above the drop height, no energy gain), contact penetration below
-   2 cm. MuJoCo C runs the same check at the model's own step (``mjENBL_ENERGY``).
+   2 cm. MuJoCo C runs the same drop at the model's own step: its largest penetration and energy gain
+   (``mjENBL_ENERGY``) are printed (its soft contacts penetrate the MJX humanoid's feet by ~3 cm).
 2. **Throughput** at that step (and at the model's own step too where the stable step is larger; the
    ``step`` column says which): ``model.collide`` + ``solver.step`` on ``--batch`` worlds (``vmap``),
    per-world wall time of one step, and simulated seconds per wall second per world (``dt / time``),
@@ -126,29 +127,28 @@ def _mjx_time(mj, batch: int):
 
 
 def _c_check_and_time(mj, n: int = 2000):
-    """MuJoCo C at its own step: (physical over 2 s, seconds per step single-threaded)."""
+    """MuJoCo C at its own step: (max penetration [m], max energy gain [J] over 2 s, seconds per step)."""
     mj.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
     d = mujoco.MjData(mj)
     mujoco.mj_forward(mj, d)
-    e0 = float(np.sum(d.energy))
-    ok = True
+    e0, gain, pen = float(np.sum(d.energy)), -math.inf, 0.0
     for _ in range(int(round(2.0 / mj.opt.timestep))):
         mujoco.mj_step(mj, d)
-        pen = max([-c.dist for c in d.contact[:d.ncon]] + [0.0])
-        ok &= bool(np.all(np.isfinite(d.qpos))) and float(np.sum(d.energy)) <= e0 + 1e-3 * abs(e0) and pen < 0.02
+        pen = max([pen] + [-c.dist for c in d.contact[:d.ncon]])
+        gain = max(gain, float(np.sum(d.energy)) - e0 if np.all(np.isfinite(d.qpos)) else math.inf)
     d = mujoco.MjData(mj)
     for _ in range(50):
         mujoco.mj_step(mj, d)
     t0 = time.perf_counter()
     for _ in range(n):
         mujoco.mj_step(mj, d)
-    return ok, (time.perf_counter() - t0) / n
+    return pen, gain, (time.perf_counter() - t0) / n
 
 
 def bench(name: str, solvers, batch: int, use_mjx: bool) -> list[list]:
     mj, model = _load(name)
     model_dt = float(mj.opt.timestep)
-    c_ok, t_c = _c_check_and_time(mj)
+    c_pen, c_gain, t_c = _c_check_and_time(mj)
     t_mjx, c_mjx = _mjx_time(mujoco.MjModel.from_xml_path(_path(name)), batch) if use_mjx else (math.nan, math.nan)
     rows = []
     for sname in solvers:
@@ -159,8 +159,8 @@ def bench(name: str, solvers, batch: int, use_mjx: bool) -> list[list]:
             t, c = _throughput(model, solver, dt, batch) if math.isfinite(dt) else (math.nan, math.nan)
             rate = dt / t
             rows.append([name, sname, which, dt * 1e3, t * 1e6, rate, model_dt * 1e3, t_mjx * 1e6, model_dt / t_mjx,
-                         c_ok, t_c * 1e6, model_dt / t_c, rate / (model_dt / t_mjx), rate / (model_dt / t_c), c,
-                         c_mjx])
+                         c_pen * 100, c_gain, t_c * 1e6, model_dt / t_c, rate / (model_dt / t_mjx),
+                         rate / (model_dt / t_c), c, c_mjx])
             print("  done:", rows[-1], flush=True)
     return rows
 
@@ -179,7 +179,7 @@ def main() -> None:
     for name in args.models:
         rows += bench(name, args.solvers, args.batch, not args.no_mjx)
     header = ["model", "solver", "step", "dt ms", "µs/step/world", "sim s/wall s", "model dt ms", "mjx µs",
-              "mjx sim s/s", "C physical", "C µs", "C sim s/s", "vs mjx", "vs C", "compile s", "mjx compile s"]
+              "mjx sim s/s", "C pen cm", "C ΔE J", "C µs", "C sim s/s", "vs mjx", "vs C", "compile s", "mjx compile s"]
     print_table(f"collide + step with ground contact, batch {args.batch}: simulated seconds per wall second "
                 "(per world) at each system's stable step", header, rows)
 
