@@ -14,6 +14,7 @@ from jaxart.kinematics.tree import accumulate_down, compose_down
 from jaxart.math import soa
 from jaxart.math.lanes import col, expand, lanes, squeeze
 from jaxart.math.static_index import item, take_rows
+from jaxart.sim import checks
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.model import State
 
@@ -58,6 +59,7 @@ def eval_fk(model, joint_q, joint_qd, state: State | None = None, mask=None, ind
     Returns:
         The updated :class:`State` (``joint_q``/``joint_qd`` set to the inputs).
     """
+    checks.check_fk(model, joint_q, joint_qd, state)
     with jax.named_scope("jaxart.eval_fk"):
         if state is None:
             state = model.state()

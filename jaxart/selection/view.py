@@ -59,6 +59,7 @@ from jaxart.selection.ops import (
     scatter,
 )
 from jaxart.selection.root import RootAccessMixin
+from jaxart.sim.checks import check_leaf_items
 from jaxart.sim.model import Model, State
 
 __all__ = ["ArticulationView"]
@@ -163,7 +164,9 @@ class ArticulationView(RootAccessMixin):
             A ``jax.Array``; ``k`` is the view's joint/coord/DOF/link/shape count for the field.
         """
         freq, elem = attribute_info(name)
-        return gather(read_leaf(name, source), self._index[freq], elem, name)
+        leaf = read_leaf(name, source)
+        check_leaf_items(leaf, self._item_count(freq), elem, f"ArticulationView.get_attribute: {name}")
+        return gather(leaf, self._index[freq], elem, name)
 
     def set_attribute(self, name: str, target, values, mask=None) -> Any:
         """Return ``target`` with the selected entries of ``target.<name>`` replaced by ``values``.
@@ -182,8 +185,14 @@ class ArticulationView(RootAccessMixin):
             raise ValueError(f"ArticulationView.set_attribute: {name!r} is read-only "
                              f"({'static topology; rebuild the model' if name in STATIC else 'derived'})")
         leaf = read_leaf(name, target)
+        check_leaf_items(leaf, self._item_count(freq), elem, f"ArticulationView.set_attribute: target.{name}")
         new = scatter(leaf, self._index[freq], elem, name, values, mask, what=f"set_attribute({name!r})")
         return target.replace(**{name: new})
+
+    def _item_count(self, freq: str) -> int:
+        m = self.model
+        return {JOINT: m.joint_count, COORD: m.joint_coord_count, DOF: m.joint_dof_count, BODY: m.body_count,
+                SHAPE: m.shape_count}[freq]
 
     # ------------------------------------------------------------------ DOF data
     def get_dof_positions(self, source) -> jax.Array:
