@@ -156,10 +156,13 @@ def test_nan_world_does_not_poison_vmapped_batch(model):
     s = model.state()
     qs = jnp.tile(s.joint_q, (3, 1)).at[1, NC - 1].set(jnp.nan)
     states = jax.vmap(lambda q: s.replace(joint_q=q))(qs)
-    out = jax.jit(jax.vmap(lambda st: solver.step(st, None, None, 1e-3)))(states)
+    step = jax.jit(jax.vmap(lambda st: solver.step(st, None, None, 1e-3)))
+    out = step(states)
     finite = np.isfinite(np.asarray(out.joint_q)).all(axis=1)
     assert finite.tolist() == [True, False, True]
     assert np.isfinite(np.asarray(out.body_q)[[0, 2]]).all()
+    clean = step(jax.vmap(lambda q: s.replace(joint_q=q))(jnp.tile(s.joint_q, (3, 1))))
+    np.testing.assert_array_equal(np.asarray(out.joint_q)[[0, 2]], np.asarray(clean.joint_q)[[0, 2]])
 
 
 # ---------------------------------------------------------------- collide, rollout, view
@@ -214,5 +217,5 @@ def test_body_with_two_parent_joints_names_both():
     j0 = b.add_joint_revolute(-1, a, label="j_root")
     j1 = b.add_joint_revolute(a, c, label="j_first")
     j2 = b.add_joint_prismatic(-1, c, label="j_second")
-    with pytest.raises(ValueError, match="body 'c' is the child of joints 'j_first' and 'j_second'"):
+    with pytest.raises(ValueError, match="body 'c' is the child of two joints, 'j_first' and 'j_second'"):
         b.add_articulation([j0, j1, j2])

@@ -12,7 +12,7 @@ from jaxart.kinematics.joints import joint_motion_soa
 from jaxart.kinematics.masks import articulation_mask, body_update_mask
 from jaxart.kinematics.tree import accumulate_down, compose_down
 from jaxart.math import soa
-from jaxart.math.lanes import col, expand, lanes, squeeze
+from jaxart.math.lanes import col, expand, lanes, materialize, squeeze
 from jaxart.math.static_index import item, take_rows
 from jaxart.sim import checks
 from jaxart.sim.enums import BodyFlags
@@ -99,8 +99,23 @@ def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
     return jnp.stack([*p, *q], axis=1), jnp.stack([*v_com, *omega], axis=1)
 
 
+def fk_bodies_stored(model, joint_q, joint_qd, base_q, base_qd):
+    """:func:`fk_bodies_kernel` with its outputs stored in the lane layout (:func:`~jaxart.math.lanes.materialize`).
+
+    Used where FK is the whole lane program (:func:`eval_fk`): its ``vmap`` rule then moves the lane axis
+    of stored arrays to the front. Without the loop boundary XLA:CPU fuses the last tree levels into that
+    transpose when the caller uses only ``body_q`` (the twists no longer share them), so the compositions run
+    once per output component in batch-major order, unvectorised; the issue measured 2× the per-world cost
+    of returning the whole State (humanoid, 4096 worlds). The Featherstone step keeps the plain
+    :func:`fk_bodies_kernel` (:data:`fk_from_base`): there FK is part of a larger program.
+    """
+    return materialize(fk_bodies_kernel, model, joint_q, joint_qd, base_q, base_qd)
+
+
 #: :func:`fk_bodies` from the ``(k, 7)``/``(k, 6)`` poses/twists of the :func:`base_bodies` only.
 fk_from_base = lanes(fk_bodies_kernel)
+#: :data:`fk_from_base` whose outputs are stored before the ``vmap`` rule's transpose (:func:`eval_fk`).
+fk_from_base_stored = lanes(fk_bodies_stored)
 
 
 def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
@@ -117,7 +132,7 @@ def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
         ``(body_q (n, 7), body_qd (n, 6))``.
     """
     rows = base_bodies(model.schedule)  # only these rows enter the lane kernel (no transposes of the rest)
-    return fk_from_base(model, joint_q, joint_qd, body_q_base[rows], body_qd_base[rows])
+    return fk_from_base_stored(model, joint_q, joint_qd, body_q_base[rows], body_qd_base[rows])
 
 
 def fk_frames_soa(model, joint_q, joint_qd, body_q_base) -> FrameTerms:

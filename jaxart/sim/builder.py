@@ -578,7 +578,7 @@ def _reject_shared_children(builder, js: list[int], what: str) -> None:
     for j in js:
         c = builder.joint_child[j]
         if c in first:
-            raise ValueError(f"{what}: body {builder.body_label[c]!r} is the child of joints "
+            raise ValueError(f"{what}: body {builder.body_label[c]!r} is the child of two joints, "
                              f"{builder.joint_label[first[c]]!r} and {builder.joint_label[j]!r}; a tree gives each "
                              "body one parent joint (leave loop-closing joints out of articulations)")
         first[c] = j
