@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -89,9 +90,28 @@ def body_slots(schedule) -> np.ndarray:
     return np.asarray([*slots, t + len(base)], dtype=np.int32)
 
 
-def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
-    """Lane kernel of :func:`fk_bodies`: ``(body_q (n, 7, L), body_qd (n, 6, L))``."""
-    world, twist, com_w = fk_soa(model, joint_q, joint_qd, base_q, base_qd)
+def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd, *, store_frames: bool = False):
+    """Lane kernel of :func:`fk_bodies`: ``(body_q (n, 7, L), body_qd (n, 6, L))``.
+
+    Args:
+        store_frames: Compute the pose stage (:func:`fk_frames_lanes`) under
+            :func:`~jaxart.math.lanes.materialize`, i.e. store the world poses in the lane layout before
+            the twists and the ``vmap`` rule's transpose read them. Used where FK is the whole lane
+            program (:func:`eval_fk`): otherwise, when a caller uses only ``body_q``, XLA:CPU fuses the
+            tree levels into that batch-major transpose (the twists no longer share them), where they run
+            unvectorised, once per output component (the issue measured 2× the per-world cost of the whole
+            State on the humanoid at 4096 worlds). Measured on the humanoid (float32, 2-core CPU, forms
+            alternating in one process): ``body_q`` only 1.00 → 0.68 µs per world at 4096 worlds (0.90 →
+            0.57 of the State form), a loss of ``body_q`` 0.81 → 0.63 µs; the whole State costs 7 % (4096)
+            to 15 % (1024) more, because the stored poses are read back by the twists. The Featherstone
+            step's kernel keeps the default (there FK is part of a larger program).
+    """
+    if store_frames:
+        fr = materialize(fk_frames_lanes, model, joint_q, joint_qd, base_q)
+        world, com_w = fr.world, fr.com_w
+        twist = fk_twists_lanes(model, fr, base_qd, unroll=joint_q.shape[-1] > 1)
+    else:
+        world, twist, com_w = fk_soa(model, joint_q, joint_qd, base_q, base_qd)
     n = model.body_count
     omega = _head(twist[1], n)
     v_com = soa.add(_head(twist[0], n), soa.cross(omega, com_w))
@@ -99,23 +119,10 @@ def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd):
     return jnp.stack([*p, *q], axis=1), jnp.stack([*v_com, *omega], axis=1)
 
 
-def fk_bodies_stored(model, joint_q, joint_qd, base_q, base_qd):
-    """:func:`fk_bodies_kernel` with its outputs stored in the lane layout (:func:`~jaxart.math.lanes.materialize`).
-
-    Used where FK is the whole lane program (:func:`eval_fk`): its ``vmap`` rule then moves the lane axis
-    of stored arrays to the front. Without the loop boundary XLA:CPU fuses the last tree levels into that
-    transpose when the caller uses only ``body_q`` (the twists no longer share them), so the compositions run
-    once per output component in batch-major order, unvectorised; the issue measured 2× the per-world cost
-    of returning the whole State (humanoid, 4096 worlds). The Featherstone step keeps the plain
-    :func:`fk_bodies_kernel` (:data:`fk_from_base`): there FK is part of a larger program.
-    """
-    return materialize(fk_bodies_kernel, model, joint_q, joint_qd, base_q, base_qd)
-
-
 #: :func:`fk_bodies` from the ``(k, 7)``/``(k, 6)`` poses/twists of the :func:`base_bodies` only.
 fk_from_base = lanes(fk_bodies_kernel)
-#: :data:`fk_from_base` whose outputs are stored before the ``vmap`` rule's transpose (:func:`eval_fk`).
-fk_from_base_stored = lanes(fk_bodies_stored)
+#: :data:`fk_from_base` with the pose stage stored in the lane layout (used by :func:`eval_fk`).
+fk_from_base_stored = lanes(functools.partial(fk_bodies_kernel, store_frames=True))
 
 
 def fk_bodies(model, joint_q, joint_qd, body_q_base, body_qd_base):
