@@ -196,9 +196,13 @@ def test_view_getters_setters(model):
     s = model.state()
     assert view.get_dof_positions(s).shape == (1, 1, NC)
     other = s.replace(joint_q=jnp.zeros(NC + 2))
-    with pytest.raises(ValueError, match=r"get_attribute: joint_q must have shape \(\*batch, 8\) for this model"):
+    with pytest.raises(ValueError, match=r"get_attribute: State.joint_q must have shape \(\*batch, 8\) for this model"):
         view.get_dof_positions(other)
-    with pytest.raises(ValueError, match=r"set_attribute: target.body_q must have shape \(\*batch, 2, \.\.\.\)"):
+    with pytest.raises(ValueError, match=r"get_root_transforms: State.joint_q must have shape \(\*batch, 8\)"):
+        view.get_root_transforms(other)
+    with pytest.raises(ValueError, match=r"set_root_velocities: State.joint_qd must have shape \(\*batch, 7\)"):
+        view.set_root_velocities(s.replace(joint_qd=jnp.zeros(3)), jnp.zeros((1, 1, 6)))
+    with pytest.raises(ValueError, match=r"set_attribute: State.body_q must have shape \(\*batch, 2, \.\.\.\)"):
         view.set_attribute("body_q", s.replace(body_q=jnp.zeros((3, 7))), jnp.zeros((1, 1, 2, 7)))
     with pytest.raises(ValueError, match=r"values have shape \(1, 1, 6\), expected \(1, 1, 7\)"):
         view.set_dof_velocities(s, jnp.zeros((1, 1, 6)))
