@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 _BATCH_HINT = "; for a batch of worlds map the call with jax.vmap"
@@ -46,7 +47,8 @@ def check_array(x, shape: tuple[int, ...], what: str, *, kind: str = "real") -> 
         ValueError: ``x`` has the wrong shape (a hint to use ``vmap`` when it only has extra leading axes).
     """
     got, dtype = _shape_dtype(x, what)
-    ok = {"real": dtype.kind in "iuf", "float": dtype.kind == "f", "bool": dtype.kind == "b"}[kind]
+    floating = jnp.issubdtype(dtype, jnp.floating)  # also bfloat16 (numpy kind "V")
+    ok = {"real": floating or jnp.issubdtype(dtype, jnp.integer), "float": floating, "bool": dtype == np.bool_}[kind]
     if not ok:
         expected = {"real": "a real (integer or floating)", "float": "a floating", "bool": "a boolean"}[kind]
         raise TypeError(f"{what} must have {expected} dtype, got {dtype}")
