@@ -1,9 +1,14 @@
 """Forward-kinematics throughput: jaxart ``eval_fk`` vs ``mjx.kinematics`` vs MuJoCo C ``mj_kinematics``.
 
-Usage: ``python benchmarks/fk.py [--batches 1 1024 4096] [--quick]``. Prints per-world time [µs] and
-compile time [s] for the MJX test-data humanoid and 32/128-link hinge chains, with ratios
+Usage: ``python benchmarks/fk.py [--batches 1 1024 4096] [--quick] [--forms-only]``. Prints per-world time
+[µs] and compile time [s] for the MJX test-data humanoid and 32/128-link hinge chains, with ratios
 (>1 means jaxart is faster). MuJoCo C runs single-threaded in a Python loop (its per-call Python
 overhead, ~0.3 µs, is included).
+
+A second table compares the output forms of ``jit(vmap(eval_fk))`` on the humanoid at the largest batch:
+the whole State, ``body_q`` only, a scalar loss of ``body_q``, its gradient w.r.t. ``joint_q`` and the
+gradient of a loss of the whole State. The forms run alternately in one process (several rounds, the
+minimum is reported) so that their ratios are comparable even on a shared machine.
 """
 
 from __future__ import annotations
@@ -93,6 +98,44 @@ def bench_model(name: str, xml: str, batches: list[int], *, mjx_ok: bool = True)
     return rows
 
 
+def _fk_forms(model):
+    """``name → jitted function of (joint_q, joint_qd)`` for the output forms of batched FK."""
+    def fk(q, qd):
+        return jax.vmap(lambda a, b: jaxart.eval_fk(model, a, b))(q, qd)
+
+    def loss(q, qd):
+        return jnp.sum(fk(q, qd).body_q[..., :3] ** 2)
+
+    def loss_state(q, qd):
+        s = fk(q, qd)
+        return jnp.sum(s.body_q ** 2) + jnp.sum(s.body_qd ** 2)
+
+    return {"State": jax.jit(fk), "body_q": jax.jit(lambda q, qd: fk(q, qd).body_q), "loss(body_q)": jax.jit(loss),
+            "grad loss(body_q)": jax.jit(jax.grad(loss)), "grad loss(State)": jax.jit(jax.grad(loss_state))}
+
+
+def bench_forms(batch: int, *, rounds: int = 5) -> list[list]:
+    """Per-world time of each :func:`_fk_forms` form on the humanoid, alternating the forms ``rounds`` times."""
+    xml = open(mjx_humanoid_path()).read()
+    mj = mujoco.MjModel.from_xml_string(xml)
+    builder = jaxart.ModelBuilder()
+    builder.add_mjcf(xml)
+    model = builder.finalize()
+    rng = np.random.default_rng(1)
+    jq = jnp.asarray(_to_joint_q(mj, _random_qpos(mj, batch, rng)), jnp.float32)
+    jqd = jnp.asarray(rng.normal(size=(batch, model.joint_dof_count)), jnp.float32)
+    forms = _fk_forms(model)
+    compiled = {}
+    for name, fn in forms.items():
+        compiled[name] = compile_timed(fn, jq, jqd)
+    best = dict.fromkeys(forms, float("inf"))
+    for _ in range(rounds):
+        for name, (_, fn) in compiled.items():
+            best[name] = min(best[name], time_call(fn, jq, jqd) / batch)
+    ref = best["State"]
+    return [[name, batch, best[name] * 1e6, best[name] / ref, compiled[name][0]] for name in forms]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 1024, 4096])
@@ -100,7 +143,13 @@ def main() -> None:
     ap.add_argument("--mjx-max-links", type=int, default=0,
                     help="run MJX on chains up to this many links (default: none; on the 2-core CPU its 32-link "
                          "chain kinematics ran for over 10 minutes without finishing a timed call); skipped = nan")
+    ap.add_argument("--forms-only", action="store_true", help="only the output-form table")
     args = ap.parse_args()
+    forms = bench_forms(max(args.batches))
+    print_table(f"eval_fk output forms, humanoid ({jax.devices()[0].platform}, float32, alternating rounds)",
+                ["form", "batch", "µs per world", "÷ State", "compile s"], forms)
+    if args.forms_only:
+        return
     rows = []
     for name, xml in _models(args.quick):
         links = int(name.split("-")[1]) if name.startswith("chain-") else 0

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.math.checkpoint import light
+from jaxart.sim import checks
 
 _REMAT = ("light", None, "step", "nested")
 
@@ -64,6 +65,7 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
         raise ValueError(f"rollout: truncate must be a positive step count, got {truncate!r}")
     step = _as_step(step_fn, dt)
     steps = _num_steps(controls, length)
+    checks.check_rollout(step_fn, state, controls, dt, steps)
     out_fn = output_fn if output_fn is not None else (lambda s: s)
 
     def body(carry, xs):
@@ -104,7 +106,11 @@ def _num_steps(controls, length) -> int:
         if length is None:
             raise ValueError("rollout: pass length=... when controls is None")
         return int(length)
+    if any(jnp.ndim(x) == 0 for x in leaves):
+        raise ValueError("rollout: every leaf of controls needs a leading time axis, got a scalar leaf")
     t = int(leaves[0].shape[0])
+    if any(x.shape[0] != t for x in leaves):
+        raise ValueError(f"rollout: controls' leaves disagree on the time axis: {[x.shape for x in leaves]}")
     if length is not None and int(length) != t:
         raise ValueError(f"rollout: length={length} disagrees with the controls' time axis ({t})")
     return t

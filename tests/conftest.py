@@ -1,4 +1,15 @@
-"""Shared test setup: float64 everywhere (oracle comparisons) and small model factories."""
+"""Shared test setup: float64 everywhere (oracle comparisons) and JAX's persistent compilation cache.
+
+The cache keeps compiled XLA programs on disk between runs on one machine, under
+``.pytest_cache/jax_compilation_cache/<worker>`` (one directory per xdist worker, ``main`` without
+xdist): JAX writes cache entries without a lock unless the optional ``filelock`` package is
+installed, so workers never share a directory. A cached program is the same executable the compiler
+would produce for the same HLO, flags and JAX version (all part of the key), so results do not
+change. Set ``JAXART_TEST_JAX_CACHE=0`` to compile everything afresh.
+"""
+
+import os
+import pathlib
 
 import os
 
@@ -8,3 +19,12 @@ import jax
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 jax.config.update("jax_enable_x64", True)
+
+if os.environ.get("JAXART_TEST_JAX_CACHE", "1") != "0":
+    _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    _cache = pathlib.Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax_compilation_cache" / _worker
+    _cache.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", str(_cache))
+    # cache programs that took at least this long to compile (JAX's default, 1 s, skips most of ours)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.3)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

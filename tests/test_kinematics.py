@@ -284,6 +284,7 @@ def test_mask_indices_and_flag_filter():
         jaxart.eval_ik(m, full, mask=jnp.array([True, True, True]), indices=jnp.array([0]))
 
 
+@pytest.mark.slow  # jit, vmap and grad compiles of FK and IK: ~48 s on the loaded 2-core machine
 def test_jit_vmap_grad_through_fk_and_ik(tree_model):
     rng = np.random.default_rng(3)
     batch = [random_coords(tree_model, rng) for _ in range(4)]

@@ -56,6 +56,7 @@ def test_jitted_step_compiles_once_and_has_no_weak_types(model):
         assert leaf.dtype == jnp.float64 and not leaf.weak_type
 
 
+@pytest.mark.slow  # reverse-mode compiles of a rollout: ~44 s on the loaded 2-core machine
 def test_rollout_gradients_match_finite_differences(model):
     loss = _loss_fn(model)
     q0 = jnp.array([0.3, -0.4])
@@ -75,6 +76,7 @@ def test_rollout_gradients_match_finite_differences(model):
         np.testing.assert_allclose(jnp.sum(grads[k] * v), fd, rtol=1e-5, atol=1e-8)
 
 
+@pytest.mark.slow  # one rollout gradient compile per remat variant: ~94 s on the loaded 2-core machine
 def test_remat_variants_and_truncation():
     model = to_builder(chain_spec(1, length=0.4, mass=1.0)).finalize(dtype=F64)
     q0 = jnp.array([0.3])

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from jaxart.dynamics.aba import aba_accelerations
 from jaxart.dynamics.dense_solve import solve_blocks
+from jaxart.sim import checks
 from jaxart.sim.model import Control, State
 
 __all__ = ["eval_forward_dynamics", "solve_blocks"]
@@ -30,6 +31,7 @@ def eval_forward_dynamics(model, state: State, control: Control | None = None) -
         ``(joint_dof_count,)`` accelerations (time derivatives of ``joint_qd``; zero for DOFs of
         non-tree joints).
     """
+    checks.check_dynamics("eval_forward_dynamics", model, state, control=control)
     with jax.named_scope("jaxart.eval_forward_dynamics"):
         nd = model.joint_dof_count
         zeros = jnp.zeros((nd,), state.joint_q.dtype)

@@ -18,6 +18,7 @@ from jaxart.dynamics.mass_matrix import block_armature, crba
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, project_wrenches, rnea, scatter_dofs
 from jaxart.kinematics.masks import articulation_mask
+from jaxart.sim import checks
 from jaxart.sim.model import State
 
 
@@ -43,6 +44,7 @@ def eval_inverse_dynamics_passive(model, state: State, mask=None):
         ``(mass_matrix (A, D, D) with armature, gravity_force (nd,) = ∂U/∂q,
         coriolis_force (nd,) = C(q, q̇) q̇)``.
     """
+    checks.check_dynamics("eval_inverse_dynamics_passive", model, state)
     with jax.named_scope("jaxart.eval_inverse_dynamics_passive"):
         lay = dynamics_layout(model)
         nd = model.joint_dof_count
@@ -68,6 +70,7 @@ def eval_inverse_dynamics_force(model, state: State, joint_qdd, mask=None) -> jn
     Returns:
         ``(joint_dof_count,)`` forces in the ``Control.joint_f`` convention.
     """
+    checks.check_dynamics("eval_inverse_dynamics_force", model, state, joint_qdd=joint_qdd)
     with jax.named_scope("jaxart.eval_inverse_dynamics_force"):
         lay = dynamics_layout(model)
         nd = model.joint_dof_count
@@ -93,6 +96,7 @@ def eval_generalized_external_force(model, state: State, body_f=None, mask=None)
     Returns:
         ``(joint_dof_count,)`` forces in the ``Control.joint_f`` convention.
     """
+    checks.check_dynamics("eval_generalized_external_force", model, state, body_f=body_f)
     with jax.named_scope("jaxart.eval_generalized_external_force"):
         lay = dynamics_layout(model)
         terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.motion import BlockTerms, block_terms
 from jaxart.kinematics.masks import articulation_mask
+from jaxart.sim import checks
 from jaxart.sim.model import State
 
 
@@ -44,6 +45,7 @@ def eval_jacobian(model, state: State, mask=None) -> jnp.ndarray:
     Returns:
         ``(articulation_count, 6 * max_links, max_dofs)`` array.
     """
+    checks.check_dynamics("eval_jacobian", model, state)
     with jax.named_scope("jaxart.eval_jacobian"):
         lay = dynamics_layout(model)
         terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)

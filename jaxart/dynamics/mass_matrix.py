@@ -11,6 +11,7 @@ from jaxart.dynamics.jacobian import _apply_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import BlockTerms, block_terms
 from jaxart.math import small
+from jaxart.sim import checks
 from jaxart.sim.model import State
 
 
@@ -53,6 +54,7 @@ def eval_mass_matrix(model, state: State, mask=None, *, include_armature: bool =
     Returns:
         ``(articulation_count, max_dofs, max_dofs)`` array.
     """
+    checks.check_dynamics("eval_mass_matrix", model, state)
     with jax.named_scope("jaxart.eval_mass_matrix"):
         lay = dynamics_layout(model)
         terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)

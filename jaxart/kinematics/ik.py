@@ -11,6 +11,7 @@ import numpy as np
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_kernel, ik_static
 from jaxart.kinematics.masks import articulation_mask
 from jaxart.math.lanes import lanes
+from jaxart.sim import checks
 from jaxart.sim.enums import BodyFlags
 
 
@@ -39,6 +40,7 @@ def eval_ik(model, state, joint_q=None, joint_qd=None, mask=None, indices=None,
     Returns:
         ``(joint_q, joint_qd)``; entries not selected keep their input values.
     """
+    checks.check_ik(model, state, joint_q, joint_qd)
     with jax.named_scope("jaxart.eval_ik"):
         art = articulation_mask(model, mask, indices)
         dt = state.body_q.dtype

@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxart.math.quat import quat_rotate_inv
 from jaxart.math.transform import transform_inverse, transform_mul
-from jaxart.selection.ops import cast_values, gather, read_leaf, scatter
+from jaxart.selection.ops import cast_values, gather, scatter
 from jaxart.sim.model import Model
 
 FRAMES = ("joint", "body")
@@ -73,7 +73,7 @@ def moved_parent_anchor(pose_w: jnp.ndarray, *, x_p: jnp.ndarray, x_c: jnp.ndarr
 class RootAccessMixin:
     """Root transform/twist getters and setters of :class:`~jaxart.selection.ArticulationView`.
 
-    Expects ``self._layout`` (:class:`~jaxart.selection.layout.ViewLayout`), ``self.model``,
+    Expects ``self._layout`` (:class:`~jaxart.selection.layout.ViewLayout`), ``self.model``, ``self._read``,
     ``self.is_floating_base`` and ``self.root_joint_type``.
     """
 
@@ -91,9 +91,9 @@ class RootAccessMixin:
         check_frame(frame, "get_root_transforms")
         lay = self._layout
         if frame == "body":
-            return gather(read_leaf("body_q", source), lay.root_link, 1, "body_q")
+            return gather(self._read("body_q", source, "get_root_transforms"), lay.root_link, 1, "body_q")
         if self.is_floating_base:
-            return gather(read_leaf("joint_q", source), lay.root_coord, 0, "joint_q")
+            return gather(self._read("joint_q", source, "get_root_transforms"), lay.root_coord, 0, "joint_q")
         m = source if isinstance(source, Model) else (model if model is not None else self.model)
         return gather(m.joint_X_p, lay.root_joint, 1, "joint_X_p")
 
@@ -127,7 +127,7 @@ class RootAccessMixin:
         if frame == "body" and np.any(lay.root_parent >= 0):
             raise ValueError(f"ArticulationView.{what}: frame='body' needs world-parented root joints")
         if self.is_floating_base:
-            leaf = read_leaf("joint_q", target)
+            leaf = self._read("joint_q", target, what)
             if frame == "body":
                 m = target if isinstance(target, Model) else (model if model is not None else self.model)
                 values = cast_values(leaf, lay.root_coord, 0, "joint_q", values, what)
@@ -159,10 +159,10 @@ class RootAccessMixin:
         """
         check_frame(frame, "get_root_velocities")
         if frame == "body":
-            return gather(read_leaf("body_qd", source), self._layout.root_link, 1, "body_qd")
+            return gather(self._read("body_qd", source, "get_root_velocities"), self._layout.root_link, 1, "body_qd")
         if not self.is_floating_base:
             return None
-        return gather(read_leaf("joint_qd", source), self._layout.root_dof, 0, "joint_qd")
+        return gather(self._read("joint_qd", source, "get_root_velocities"), self._layout.root_dof, 0, "joint_qd")
 
     def set_root_velocities(self, target, values, mask=None, *, frame: str = "joint",
                             model: Model | None = None) -> Any:
@@ -180,7 +180,7 @@ class RootAccessMixin:
         if not self.is_floating_base:
             return target
         lay, what = self._layout, "set_root_velocities"
-        leaf = read_leaf("joint_qd", target)
+        leaf = self._read("joint_qd", target, what)
         if frame == "body":
             if np.any(lay.root_parent >= 0):
                 raise ValueError(f"ArticulationView.{what}: frame='body' needs world-parented root joints")

@@ -59,6 +59,7 @@ from jaxart.selection.ops import (
     scatter,
 )
 from jaxart.selection.root import RootAccessMixin
+from jaxart.sim.checks import check_leaf_items
 from jaxart.sim.model import Model, State
 
 __all__ = ["ArticulationView"]
@@ -163,7 +164,7 @@ class ArticulationView(RootAccessMixin):
             A ``jax.Array``; ``k`` is the view's joint/coord/DOF/link/shape count for the field.
         """
         freq, elem = attribute_info(name)
-        return gather(read_leaf(name, source), self._index[freq], elem, name)
+        return gather(self._read(name, source, "get_attribute"), self._index[freq], elem, name)
 
     def set_attribute(self, name: str, target, values, mask=None) -> Any:
         """Return ``target`` with the selected entries of ``target.<name>`` replaced by ``values``.
@@ -181,9 +182,20 @@ class ArticulationView(RootAccessMixin):
         if name in STATIC or name in DERIVED:
             raise ValueError(f"ArticulationView.set_attribute: {name!r} is read-only "
                              f"({'static topology; rebuild the model' if name in STATIC else 'derived'})")
-        leaf = read_leaf(name, target)
+        leaf = self._read(name, target, "set_attribute")
         new = scatter(leaf, self._index[freq], elem, name, values, mask, what=f"set_attribute({name!r})")
         return target.replace(**{name: new})
+
+    def _read(self, name: str, source, what: str):
+        """``source.<name>``, checked to hold this model's item count (a leaf of another model would be
+        gathered with out-of-range static indices)."""
+        freq, elem = attribute_info(name)
+        leaf = read_leaf(name, source)
+        m = self.model
+        count = {JOINT: m.joint_count, COORD: m.joint_coord_count, DOF: m.joint_dof_count, BODY: m.body_count,
+                 SHAPE: m.shape_count}[freq]
+        check_leaf_items(leaf, count, elem, f"ArticulationView.{what}: {type(source).__name__}.{name}")
+        return leaf
 
     # ------------------------------------------------------------------ DOF data
     def get_dof_positions(self, source) -> jax.Array:

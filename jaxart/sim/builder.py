@@ -454,8 +454,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
             if self.joint_articulation[j] >= 0 and self.joint_child[j] in children:
                 raise ValueError(f"{what}: body {self.body_label[self.joint_child[j]]!r} already has a tree "
                                  f"joint {self.joint_label[j]!r}; leave loop-closing joints out of articulations")
-        if len(set(children)) != len(children):
-            raise ValueError(f"{what}: a body is the child of two joints; a tree gives each body one parent joint")
+        _reject_shared_children(self, js, what)
         for j in js:
             self.joint_articulation[j] = idx
         self.articulation_start.append(js[0])
@@ -567,3 +566,19 @@ def _pick(loc: dict) -> dict:
 
 
 __all__ = ["ModelBuilder", "JointTargetMode", "JOINT_COORD_DOF_COUNT"]
+
+
+def _reject_shared_children(builder, js: list[int], what: str) -> None:
+    """Raise naming both joints when two of the articulation's joints ``js`` claim the same child body.
+
+    This cannot be rejected earlier, in ``add_joint``: a second joint onto a body is legal there as a
+    loop-closing joint, as long as it is left out of every articulation.
+    """
+    first: dict[int, int] = {}
+    for j in js:
+        c = builder.joint_child[j]
+        if c in first:
+            raise ValueError(f"{what}: body {builder.body_label[c]!r} is the child of two joints, "
+                             f"{builder.joint_label[first[c]]!r} and {builder.joint_label[j]!r}; a tree gives each "
+                             "body one parent joint (leave loop-closing joints out of articulations)")
+        first[c] = j

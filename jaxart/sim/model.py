@@ -263,7 +263,9 @@ class Model:
     def collide(self, state: State, **kwargs):
         """Detect contacts for the current body poses (see :func:`jaxart.collision.collide`)."""
         from jaxart.collision import collide
+        from jaxart.sim.checks import check_state
 
+        check_state(self, state, "Model.collide: state")
         return collide(self, state, **kwargs)
 
     def control(self) -> Control:

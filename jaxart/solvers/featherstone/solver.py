@@ -55,6 +55,7 @@ import numpy as np
 from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
@@ -145,6 +146,7 @@ class SolverFeatherstone(SolverBase):
         Returns:
             The new :class:`State` (``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` updated).
         """
+        checks.check_step(self, state_in, control, contacts, dt)
         for what, estimate in getattr(self, "_limits", {}).items():
             if what != "penalty contact" or contacts is not None:
                 warn_if_unstable(self, dt, estimate, what)

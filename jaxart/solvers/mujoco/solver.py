@@ -42,6 +42,7 @@ import numpy as np
 from mujoco import mjx
 
 from jaxart.kinematics import eval_fk
+from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
@@ -157,6 +158,7 @@ class SolverMuJoCo:
             ValueError: ``contacts`` is ``None`` with ``use_mujoco_contacts=False``.
             TypeError: ``contacts`` is not a ``Contacts`` with ``use_mujoco_contacts=False``.
         """
+        checks.check_step(self, state, control, contacts if self._contact_bridge is not None else None, dt)
         if control is None:
             control = self.model.control()
         if self._contact_bridge is None:

@@ -43,6 +43,7 @@ import jax.numpy as jnp
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
+from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies
@@ -109,6 +110,7 @@ class SolverSemiImplicit(SolverBase):
         Returns:
             The new :class:`State`.
         """
+        checks.check_step(self, state_in, control, contacts, dt)
         for what, estimate in getattr(self, "_limits", {}).items():
             if what != "penalty contact" or contacts is not None:
                 warn_if_unstable(self, dt, estimate, what)

@@ -65,6 +65,7 @@ from jaxart.kinematics.ik import eval_ik
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
 from jaxart.math.checkpoint import checkpointed_jit
+from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
@@ -155,6 +156,7 @@ class SolverXPBD(SolverBase):
             contacts: ``None`` (no contact) or a :class:`~jaxart.collision.Contacts`.
             dt: Time step [s].
         """
+        checks.check_step(self, state_in, control, contacts, dt)
         opts = {k: getattr(self, k) for k in _OPTIONS}
         return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
 
