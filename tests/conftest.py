@@ -11,8 +11,6 @@ change. Set ``JAXART_TEST_JAX_CACHE=0`` to compile everything afresh.
 import os
 import pathlib
 
-import os
-
 import jax
 
 # Offscreen rendering (jaxart.viewer) needs a headless GL backend chosen before mujoco is imported.
