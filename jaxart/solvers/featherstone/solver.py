@@ -52,7 +52,6 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jaxart.collision.contacts import Contacts
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.sim import checks
@@ -151,10 +150,7 @@ class SolverFeatherstone(SolverBase):
             if what != "penalty contact" or contacts is not None:
                 warn_if_unstable(self, dt, estimate, what)
         extra = implicit_contacts = None
-        if contacts is not None:
-            if not isinstance(contacts, Contacts):
-                raise TypeError(f"SolverFeatherstone.step: contacts must be None or a jaxart.Contacts (from "
-                                f"model.collide(state)), got {type(contacts).__name__}")
+        if contacts is not None:  # its type is checked by checks.check_step
             if self.contact == "implicit":
                 implicit_contacts = contacts
             else:
