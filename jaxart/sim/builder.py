@@ -489,6 +489,17 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
 
         return add_mjcf(self, source, xform=xform, floating=floating, parent_body=parent_body, **kwargs)
 
+    def add_urdf(self, source, *, xform=None, floating: bool | None = None, base_joint: dict | None = None,
+                 parent_body: int = -1, scale: float = 1.0, **kwargs) -> dict:
+        """Import a URDF robot (path or XML string) with Newton's keywords.
+
+        See :func:`jaxart.io.urdf.add_urdf` for the arguments and the mapping.
+        """
+        from jaxart.io.urdf import add_urdf
+
+        return add_urdf(self, source, xform=xform, floating=floating, base_joint=base_joint,
+                        parent_body=parent_body, scale=scale, **kwargs)
+
     def copy(self) -> ModelBuilder:
         """A deep copy of this builder."""
         return copy.deepcopy(self)
