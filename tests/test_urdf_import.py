@@ -44,6 +44,11 @@ def _mujoco(path, *, free_root=False):
 
 
 @jax.jit
+def _fk(model, q):
+    return jaxart.eval_fk(model, q, jnp.zeros(model.joint_dof_count, q.dtype)).body_q
+
+
+@jax.jit
 def _fk_and_mass(model, q):
     st = jaxart.eval_fk(model, q, jnp.zeros(model.joint_dof_count, q.dtype))
     return st.body_q, jaxart.eval_mass_matrix(model, st.replace(joint_q=q))[0]
@@ -181,7 +186,7 @@ def test_planar_and_floating_joints_by_hand():
     model = b.finalize(dtype=jnp.float64)
     pose = np.array([0.2, -0.1, 0.3, *quat_from_rpy((0.1, 0.2, 0.3))])
     q = np.concatenate([[0.4, -0.6], pose])
-    body_q = np.asarray(_fk_and_mass(model, jnp.asarray(q))[0])
+    body_q = np.asarray(_fk(model, jnp.asarray(q)))
     x_plane = np.array([0, 0, 0.5, *quat_from_rpy((0.3, 0, 0))])
     sled = np_transform_mul(x_plane, np.array([*(0.4 * u - 0.6 * v), 0, 0, 0, 1]))
     np.testing.assert_allclose(body_q[res["bodies"]["sled"]], sled, atol=1e-14)
@@ -263,20 +268,25 @@ def test_missing_meshes_and_unresolved_packages(tmp_path):
         b.add_urdf(str(tmp_path / "b.urdf"))
 
 
-def test_collapse_fixed_joints_preserves_dynamics():
+def test_collapse_fixed_joints_merges_like_mujoco_fusestatic():
     ref, rres = _import(ARM)
     col, cres = _import(ARM, collapse_fixed_joints=True)
     assert col.body_count == ref.body_count - 1 and "mount" not in cres["joints"]
     assert cres["bodies"]["wrist_mount"] == cres["bodies"]["slider"]
-    assert np.isclose(sum(col.body_mass), sum(ref.body_mass), rtol=1e-14)
-    mr, mc = ref.finalize(dtype=jnp.float64), col.finalize(dtype=jnp.float64)
-    rng = np.random.default_rng(1)
-    q = rng.uniform(-0.5, 0.5, ref.joint_coord_count)
-    (bq_r, h_r), (bq_c, h_c) = _fk_and_mass(mr, jnp.asarray(q)), _fk_and_mass(mc, jnp.asarray(q))
-    np.testing.assert_allclose(np.asarray(h_c)[:5, :5], np.asarray(h_r)[:5, :5], atol=1e-12)
-    for name in ("hand", "side_arm", "slider"):
-        np.testing.assert_allclose(np.asarray(bq_c)[cres["bodies"][name]], np.asarray(bq_r)[rres["bodies"][name]],
-                                   atol=1e-12)
+    m = mujoco.MjModel.from_xml_string(open(ARM).read().replace(
+        '<robot name="test_arm">', '<robot name="test_arm">' + MJ_COMPILER.replace('"false"', '"true"', 1), 1))
+    # MuJoCo also fuses the fixed root into its world body; every other body must match
+    assert {m.body(i).name for i in range(1, m.nbody)} == set(col.body_label) - {"base_link"}
+    for i in range(1, m.nbody):  # MuJoCo's fused bodies: same mass, COM and inertia tensor in link axes
+        k = cres["bodies"][m.body(i).name]
+        r = np_quat_to_matrix(m.body_iquat[i][[1, 2, 3, 0]])
+        assert np.isclose(col.body_mass[k], m.body_mass[i], rtol=1e-12)
+        np.testing.assert_allclose(col.body_com[k], m.body_ipos[i], atol=1e-12)
+        np.testing.assert_allclose(col.body_inertia[k], r @ np.diag(m.body_inertia[i]) @ r.T, atol=1e-12)
+    for name in ("hand", "side_arm", "slider"):  # frames below the merged link are unchanged
+        np.testing.assert_allclose(col.body_q[cres["bodies"][name]], ref.body_q[rres["bodies"][name]], atol=1e-12)
+    k = cres["bodies"]["hand"]
+    assert col.joint_parent[cres["joints"]["wrist"]] == cres["bodies"]["slider"] and col.body_label[k] == "hand"
 
 
 def test_xform_scale_parent_body_and_up_axis():
@@ -323,7 +333,7 @@ def test_base_joint_and_self_collisions():
     model = b.finalize(dtype=jnp.float64)
     q = np.asarray(b.joint_q).copy()
     q[0] = 0.3  # slides along the world X axis (xform's rotation is kept out of the joint frame)
-    body_q = np.asarray(_fk_and_mass(model, jnp.asarray(q))[0])
+    body_q = np.asarray(_fk(model, jnp.asarray(q)))
     np.testing.assert_allclose(body_q[res["bodies"]["base_link"]], [0.3, 0, 0.2, *x[3:]], atol=1e-14)
     nc, _ = _import(ARM, enable_self_collisions=False)
     pairs = set(nc.shape_collision_filter_pairs)

@@ -264,7 +264,7 @@ def parse_robot(root: ET.Element) -> UrdfRobot:
         elif el.tag == "joint":
             joints.append(_joint(el, issues))
         elif el.tag != "material":
-            ignored.setdefault(el.tag, []).append(el.get("name") or "")
+            ignored.setdefault(el.tag, []).append(el.get("name") or el.get("reference") or "")
     names = [j.name for j in joints]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
