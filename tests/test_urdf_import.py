@@ -143,6 +143,21 @@ def test_mapping_of_joint_and_link_attributes():
     q = b2.joint_qd_start[res2["joints"]["shoulder_yaw"]]
     assert b2.joint_dof["target_kd"][q] == 0.5 and b2.joint_dof["damping"][q] == 0.0
     assert b2.joint_target_mode[q] == int(jaxart.JointTargetMode.POSITION_VELOCITY)
+    # orderings: links in file order, joints breadth first; file-order joints need parents first
+    b3, res3 = _import(ARM, bodies_follow_joint_ordering=False, joint_ordering="bfs")
+    assert b3.body_label == ["base_link", "shoulder", "upper_arm", "slider", "wrist_mount", "hand", "side_arm"]
+    assert b3.joint_label == ["fixed_base", "shoulder_yaw", "shoulder_pitch", "side", "extend", "mount", "wrist"]
+    b3.finalize()
+    assert _import(ARM, joint_ordering=None)[0].joint_label[1:] == ["shoulder_yaw", "shoulder_pitch", "extend",
+                                                                     "mount", "wrist", "side"]
+    late = open(ARM).read().replace("</robot>", '<link name="tail"/><joint name="tail_j" type="fixed">'
+                                    '<parent link="tail_parent"/><child link="tail"/></joint>'
+                                    '<link name="tail_parent"/><joint name="tp" type="fixed"><parent link="hand"/>'
+                                    '<child link="tail_parent"/></joint></robot>')
+    with pytest.raises(ValueError, match="joint_ordering=None: joint 'tail_j'"):
+        _import(late, joint_ordering=None)
+    labels = _import(late)[0].joint_label  # depth first: hand's subtree before the shoulder's other child
+    assert labels.index("wrist") + 1 == labels.index("tp") == labels.index("tail_j") - 1 == labels.index("side") - 2
 
 
 def test_rpy_and_single_pendulum_closed_form():
@@ -246,6 +261,11 @@ def test_meshes_each_format_and_uris(as_string):
     assert b.shape_type[knuckle] == int(jaxart.GeoType.CAPSULE)
     np.testing.assert_allclose(b.shape_scale[knuckle][:2], [0.005, 0.01])
     np.testing.assert_allclose(b.shape_transform[s["finger_right"][0]][3:], quat_from_rpy((0, 0, np.pi)), atol=1e-8)
+    assert not b.shape_cfg[s["palm"][0]].is_visible and b.shape_cfg[s["palm"][1]].is_visible
+    hv, hres = _import(GRIPPER, hide_visuals=True, force_show_colliders=True)
+    assert hv.shape_cfg[hres["shapes"]["palm"][0]].is_visible and not hv.shape_cfg[hres["shapes"]["palm"][1]].is_visible
+    vc, vres = _import(GRIPPER, parse_visuals_as_colliders=True)
+    assert vres["shapes"]["palm"] == [0] and vc.shape_cfg[0].has_shape_collision and vc.shape_count == 1
     b.finalize()
 
 

@@ -52,6 +52,8 @@ from jaxart.sim.validate import as_transform, np_quat_between, np_quat_to_matrix
 
 _ONE_DOF = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED_KW = {"collapse_massless_fixed_root": False, "mesh_maxhullvert": None}
+_UNSUPPORTED_KW_WHY = {"collapse_massless_fixed_root": "use collapse_fixed_joints=True (merges every fixed joint)",
+                       "mesh_maxhullvert": "jaxart meshes collide through the convex hull of all their vertices"}
 
 
 def load_urdf(source) -> tuple[str, ET.Element, str | None]:
@@ -112,11 +114,13 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
         raise ValueError("add_urdf: override_root_xform=True requires xform")
     if label_prefix is not None and not isinstance(label_prefix, str):
         raise TypeError(f"add_urdf: label_prefix must be a str, got {type(label_prefix).__name__}")
+    bad = sorted(set(base_joint or {}) & {"parent", "child", "parent_xform", "child_xform", "label"})
+    if bad:
+        raise ValueError(f"add_urdf: base_joint must not set {bad}; they come from parent_body and xform")
     for key, default in _UNSUPPORTED_KW.items():
         if unsupported.get(key, default) != default:
-            raise NotImplementedError(f"add_urdf: {key}={unsupported[key]!r} is not supported (jaxart meshes collide "
-                                      "through their vertices' convex hull; collapse_fixed_joints=True merges all "
-                                      "fixed joints)")
+            raise NotImplementedError(f"add_urdf: {key}={unsupported[key]!r} is not supported: "
+                                      f"{_UNSUPPORTED_KW_WHY[key]}")
 
 
 def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_joint: dict | None = None,
@@ -270,7 +274,6 @@ class _Importer:
             ValueError: A mimic names a joint that does not exist, or mimics form a cycle.
         """
         by_name = {j.name: j for j in self.robot.joints}
-        kept = {j.name for j in self.joints}
         issues = []
         for j in self.robot.joints:
             if j.mimic is None:
@@ -288,10 +291,10 @@ class _Importer:
                     break
                 leader, mult, off = nxt[0], mult * nxt[1], off + mult * nxt[2]
             lj = by_name[leader]
-            if j.name not in kept or j.type not in _ONE_DOF or lj.type not in _ONE_DOF or leader not in kept:
-                issues.append(f"joint {j.name!r}: <mimic joint={j.mimic[0]!r}> dropped (follower {j.type!r}, "
-                              f"leader {leader!r} {lj.type!r}: mimic needs revolute/continuous/prismatic joints"
-                              f"{' that are not collapsed' if collapse_dropped(j, lj, kept) else ''})")
+            if j.type not in _ONE_DOF or lj.type not in _ONE_DOF:
+                issues.append(f"joint {j.name!r}: <mimic joint={j.mimic[0]!r}> dropped (follower is {j.type}, "
+                              f"leader {leader!r} is {lj.type}; mimic constraints need revolute, continuous or "
+                              "prismatic joints)")
                 continue
             fs = self.scale if j.type == "prismatic" else 1.0
             ls = self.scale if lj.type == "prismatic" else 1.0
@@ -362,9 +365,6 @@ class _Importer:
         b, root = self.b, self.out["bodies"][self.root]
         label = self.pre(self._base_label(base_joint, floating))
         if base_joint is not None:
-            bad = sorted(set(base_joint) & {"parent", "child", "parent_xform", "child_xform", "label"})
-            if bad:
-                raise ValueError(f"add_urdf: base_joint must not set {bad}; they come from parent_body and xform")
             x_p, x_c = (x_root, IDENTITY) if override else (
                 np.concatenate([x_root[:3], IDENTITY[3:]]),
                 np.concatenate([np.zeros(3), x_root[3:] * [-1, -1, -1, 1]]))
@@ -414,11 +414,6 @@ class _Importer:
             for c in shapes[k + 1:]:
                 if b.shape_body[a] != b.shape_body[c]:
                     b.add_shape_collision_filter_pair(a, c)
-
-
-def collapse_dropped(follower: UrdfJoint, leader: UrdfJoint, kept: set[str]) -> bool:
-    """Whether a mimic was dropped because a joint was collapsed away (for the message)."""
-    return follower.name not in kept or leader.name not in kept
 
 
 def _plane_axes(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
