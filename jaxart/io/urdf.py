@@ -112,6 +112,9 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
         raise ValueError(f"add_urdf: joint_damping_mode must be 'passive' or 'drive', got {joint_damping_mode!r}")
     if override_root_xform and xform is None:
         raise ValueError("add_urdf: override_root_xform=True requires xform")
+    unknown = sorted(set(unsupported) - set(_UNSUPPORTED_KW))
+    if unknown:
+        raise TypeError(f"add_urdf() got unexpected keyword argument(s) {unknown}")
     if label_prefix is not None and not isinstance(label_prefix, str):
         raise TypeError(f"add_urdf: label_prefix must be a str, got {type(label_prefix).__name__}")
     bad = sorted(set(base_joint or {}) & {"parent", "child", "parent_xform", "child_xform", "label"})
@@ -177,29 +180,18 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
         TypeError: Wrong argument types.
         NotImplementedError: Unsupported Newton keywords.
     """
-    unknown = sorted(set(unsupported) - set(_UNSUPPORTED_KW))
-    if unknown:
-        raise TypeError(f"add_urdf() got unexpected keyword argument(s) {unknown}")
     _check_args(builder, floating=floating, base_joint=base_joint, parent_body=parent_body, scale=scale,
                 joint_ordering=joint_ordering, joint_damping_mode=joint_damping_mode,
                 override_root_xform=override_root_xform, xform=xform, label_prefix=label_prefix,
                 unsupported=unsupported)
     base = as_transform(xform, "add_urdf: xform")
     up = _as_axis(up_axis, "add_urdf: up_axis")
-    what, root_el, urdf_dir = load_urdf(source)
-    robot = parse_robot(root_el)
-    root = check_tree(robot)
-    joints = order_joints(robot, root, joint_ordering)
-    merged = {n: n for n in robot.links}
-    if collapse_fixed_joints:
-        joints, merged = collapse_fixed(robot, root, joints)
-    dirs = [os.fspath(d) for d in (package_dirs or [])]
-    imp = _Importer(builder, robot, root=root, joints=joints, merged=merged, scale=float(scale), prefix=label_prefix,
-                    opts=dict(hide_visuals=bool(hide_visuals), visuals_collide=bool(parse_visuals_as_colliders),
-                              show_colliders=bool(force_show_colliders),
-                              ignore_inertial=bool(ignore_inertial_definitions),
-                              drive_damping=joint_damping_mode == "drive",
-                              pos_vel=bool(force_position_velocity_actuation), up=up))
+    opts = dict(hide_visuals=bool(hide_visuals), visuals_collide=bool(parse_visuals_as_colliders),
+                show_colliders=bool(force_show_colliders), ignore_inertial=bool(ignore_inertial_definitions),
+                drive_damping=joint_damping_mode == "drive", pos_vel=bool(force_position_velocity_actuation), up=up)
+    what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
+                                scale=float(scale), prefix=label_prefix, opts=opts)
+    robot, dirs = imp.robot, [os.fspath(d) for d in (package_dirs or [])]
     imp.plan_geometry(urdf_dir, dirs)
     issues = robot.issues + imp.joint_issues() + imp.plan_mimics()
     if issues and strict:
@@ -218,6 +210,19 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
         warnings.warn(f"add_urdf({what}): {len(issues)} URDF element(s) not imported or approximated:\n  - "
                       + "\n  - ".join(issues), UserWarning, stacklevel=3)
     return result
+
+
+def _read(builder, source, *, ordering, collapse: bool, scale: float, prefix, opts) -> tuple:
+    """Load, parse and check the tree; returns ``(description, URDF folder or None, importer)``."""
+    what, root_el, urdf_dir = load_urdf(source)
+    robot = parse_robot(root_el)
+    root = check_tree(robot)
+    joints = order_joints(robot, root, ordering)
+    merged = {n: n for n in robot.links}
+    if collapse:
+        joints, merged = collapse_fixed(robot, root, joints)
+    imp = _Importer(builder, robot, root=root, joints=joints, merged=merged, scale=scale, prefix=prefix, opts=opts)
+    return what, urdf_dir, imp
 
 
 class _Importer:
