@@ -371,6 +371,17 @@ def test_report_lists_ignored_elements_and_strict_raises():
     with pytest.raises(ValueError, match="strict=True.*transmission"):
         b.add_urdf(ARM, strict=True)
     assert b.body_count == 0
+    odd = ('<robot name="odd"><link name="a"><self_collision_checking/><collision><geometry><cone radius="1"/>'
+           '</geometry></collision></link><link name="b"/><joint name="j" type="continuous"><parent link="a"/>'
+           '<child link="b"/><limit lower="-1" upper="1"/><calibration rising="0"/><safety_controller/></joint>'
+           '<ros2_control name="hw"/></robot>')
+    with pytest.warns(UserWarning) as rec:
+        res = b.add_urdf(odd)
+    assert len(rec) == 1 and len(res["unsupported"]) == 6
+    for part in ("<ros2_control>", "'hw'", "link 'a': <self_collision_checking>", "geometry <cone>",
+                 "joint 'j': <calibration>", "joint 'j': <safety_controller>", "'j': continuous joint <limit"):
+        assert part in str(rec[0].message), part
+    assert b.shape_count == 0 and b.joint_dof["limit_upper"][0] == 1e10
 
 
 _BAD = {

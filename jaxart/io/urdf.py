@@ -117,7 +117,7 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
         raise TypeError(f"add_urdf() got unexpected keyword argument(s) {unknown}")
     if label_prefix is not None and not isinstance(label_prefix, str):
         raise TypeError(f"add_urdf: label_prefix must be a str, got {type(label_prefix).__name__}")
-    bad = sorted(set(base_joint or {}) & {"parent", "child", "parent_xform", "child_xform", "label"})
+    bad = sorted(set(base_joint or {}) & {"parent", "child", "parent_xform", "child_xform"})
     if bad:
         raise ValueError(f"add_urdf: base_joint must not set {bad}; they come from parent_body and xform")
     for key, default in _UNSUPPORTED_KW.items():
@@ -322,7 +322,10 @@ class _Importer:
 
     @staticmethod
     def _base_label(base_joint, floating) -> str:
-        return "base_joint" if base_joint is not None else "floating_base" if floating else "fixed_base"
+        """Newton's base-joint labels; a ``"label"`` in ``base_joint`` wins."""
+        if base_joint is not None:
+            return str(base_joint.get("label", "base_joint"))
+        return "floating_base" if floating else "fixed_base"
 
     def run(self, *, x_root: np.ndarray, parent_body: int, floating: bool, base_joint, override: bool,
             link_order) -> dict:
@@ -374,7 +377,7 @@ class _Importer:
                 np.concatenate([x_root[:3], IDENTITY[3:]]),
                 np.concatenate([np.zeros(3), x_root[3:] * [-1, -1, -1, 1]]))
             j = b.add_joint(parent=parent_body, child=root, parent_xform=x_p, child_xform=x_c, label=label,
-                            **{"joint_type": JointType.D6, **base_joint})
+                            **{"joint_type": JointType.D6, **{k: v for k, v in base_joint.items() if k != "label"}})
         elif floating:
             j = b.add_joint_free(root, parent=-1, label=label)
         else:
