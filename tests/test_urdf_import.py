@@ -402,6 +402,8 @@ _BAD = {
     "zero axis": ('<robot name="x"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
                   '<parent link="a"/><child link="b"/><axis xyz="0 0 0"/></joint></robot>', r"joint 'j'.*non-zero"),
     "not a robot": ("<mujoco/>", r"<robot>"),
+    "xacro": ('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:macro name="m"/></robot>',
+              r"xacro"),
 }
 
 
@@ -428,6 +430,11 @@ def test_bad_arguments(tmp_path):
         b.add_urdf(3.0)
     with pytest.raises(ValueError, match="scale"):
         b.add_urdf(ARM, scale=0.0)
+    with pytest.raises(ValueError, match="package://nowhere/robot.urdf.*not found"):
+        b.add_urdf("package://nowhere/robot.urdf", package_dirs=[ASSETS])
+    by_uri, _ = _import("package://jaxart_test_description/urdf/gripper.urdf", package_dirs=[ASSETS])
+    declared, _ = _import('<?xml version="1.0" encoding="utf-8"?>\n' + open(ARM).read().split("?>", 1)[1])
+    assert by_uri.body_label[0] == "palm" and declared.body_count == 7
     with pytest.warns(UserWarning):
         b.add_urdf(ARM)
     with pytest.raises(ValueError, match="floating=True needs parent_body=-1"):

@@ -56,8 +56,8 @@ _UNSUPPORTED_KW_WHY = {"collapse_massless_fixed_root": "use collapse_fixed_joint
                        "mesh_maxhullvert": "jaxart meshes collide through the convex hull of all their vertices"}
 
 
-def load_urdf(source) -> tuple[str, ET.Element, str | None]:
-    """Read a URDF file path or XML string.
+def load_urdf(source, *, package_dirs: list[str] | None = None) -> tuple[str, ET.Element, str | None]:
+    """Read a URDF file path, ``package://`` / ``model://`` / ``file:`` URI, or XML string.
 
     Returns:
         ``(description for messages, <robot> element, folder of the file or None for a string)``.
@@ -74,12 +74,16 @@ def load_urdf(source) -> tuple[str, ET.Element, str | None]:
         raise TypeError(f"add_urdf: source must be a file path or an XML string, got {type(source).__name__}")
     is_xml = source.lstrip().startswith("<")
     what = "<XML string>" if is_xml else repr(source)
+    if not is_xml and source.lower().startswith(("package://", "model://", "file:")):
+        source = resolve_uri(source, urdf_dir=None, package_dirs=list(package_dirs or []), what="add_urdf: source")
     if not is_xml and not os.path.isfile(source):
         raise ValueError(f"add_urdf: URDF file {source!r} does not exist")
     try:
         root = ET.fromstring(source) if is_xml else ET.parse(source).getroot()
     except ET.ParseError as e:
         raise ValueError(f"add_urdf: malformed XML in {what}: {e}") from None
+    if any(isinstance(el.tag, str) and el.tag.startswith("{http://www.ros.org/wiki/xacro}") for el in root.iter()):
+        raise ValueError(f"add_urdf: {what} holds unexpanded xacro macros; run `xacro` on it first")
     return what, root, None if is_xml else os.path.dirname(os.path.abspath(source))
 
 
@@ -139,7 +143,7 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
 
     Args:
         builder: Target :class:`~jaxart.ModelBuilder` (mutated).
-        source: URDF file path or XML string.
+        source: URDF file path, ``package://`` / ``model://`` / ``file:`` URI (resolved like meshes) or XML string.
         xform: Pose of the root link relative to ``parent_body`` (the world when −1).
         floating: ``None``/``False``: FIXED root joint; ``True``: FREE root joint (``parent_body=-1`` only).
         base_joint: ``add_joint`` keyword arguments (``joint_type``, ``linear_axes``, ``angular_axes``, ...)
@@ -189,9 +193,10 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     opts = dict(hide_visuals=bool(hide_visuals), visuals_collide=bool(parse_visuals_as_colliders),
                 show_colliders=bool(force_show_colliders), ignore_inertial=bool(ignore_inertial_definitions),
                 drive_damping=joint_damping_mode == "drive", pos_vel=bool(force_position_velocity_actuation), up=up)
+    dirs = [os.fspath(d) for d in (package_dirs or [])]
     what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
-                                scale=float(scale), prefix=label_prefix, opts=opts)
-    robot, dirs = imp.robot, [os.fspath(d) for d in (package_dirs or [])]
+                                scale=float(scale), prefix=label_prefix, opts=opts, package_dirs=dirs)
+    robot = imp.robot
     imp.plan_geometry(urdf_dir, dirs)
     issues = robot.issues + imp.joint_issues() + imp.plan_mimics()
     if issues and strict:
@@ -212,9 +217,9 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     return result
 
 
-def _read(builder, source, *, ordering, collapse: bool, scale: float, prefix, opts) -> tuple:
+def _read(builder, source, *, ordering, collapse: bool, scale: float, prefix, opts, package_dirs) -> tuple:
     """Load, parse and check the tree; returns ``(description, URDF folder or None, importer)``."""
-    what, root_el, urdf_dir = load_urdf(source)
+    what, root_el, urdf_dir = load_urdf(source, package_dirs=package_dirs)
     robot = parse_robot(root_el)
     root = check_tree(robot)
     joints = order_joints(robot, root, ordering)

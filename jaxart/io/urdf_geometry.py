@@ -67,7 +67,7 @@ def resolve_uri(uri: str, *, urdf_dir: str | None, package_dirs: list[str], what
     for path in tried:
         if os.path.isfile(path):
             return path
-    raise ValueError(f"{what}: mesh file {uri!r} not found (tried {tried}){hint}")
+    raise ValueError(f"{what}: file {uri!r} not found (tried {tried}){hint}")
 
 
 def load_mesh(path: str, scale: np.ndarray, *, what: str) -> Mesh:
