@@ -143,6 +143,11 @@ def test_mapping_of_joint_and_link_attributes():
     q = b2.joint_qd_start[res2["joints"]["shoulder_yaw"]]
     assert b2.joint_dof["target_kd"][q] == 0.5 and b2.joint_dof["damping"][q] == 0.0
     assert b2.joint_target_mode[q] == int(jaxart.JointTargetMode.POSITION_VELOCITY)
+    # without <inertial> (or ignoring it) the collision shapes' density gives the mass (Newton)
+    dens, dres = _import(ARM, ignore_inertial_definitions=True)
+    assert np.isclose(dens.body_mass[dres["bodies"]["base_link"]], 1000.0 * 0.2 * 0.2 * 0.1, rtol=1e-12)
+    np.testing.assert_allclose(dens.body_com[dres["bodies"]["base_link"]], [0, 0, 0.05], atol=1e-15)
+    assert dens.body_mass[dres["bodies"]["wrist_mount"]] == 0.0  # no collision geometry
     # orderings: links in file order, joints breadth first; file-order joints need parents first
     b3, res3 = _import(ARM, bodies_follow_joint_ordering=False, joint_ordering="bfs")
     assert b3.body_label == ["base_link", "shoulder", "upper_arm", "slider", "wrist_mount", "hand", "side_arm"]
