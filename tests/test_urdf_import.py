@@ -112,6 +112,23 @@ def test_fk_and_mass_matrix_match_mujoco(floating):
         mujoco.mj_fullM(m, d, full)
         t = _mj_to_jaxart_velocity(m, d, res, b, floating)
         np.testing.assert_allclose(t.T @ h[:b.joint_dof_count, :b.joint_dof_count] @ t, full, atol=1e-10)
+        if not floating:
+            _check_arm_by_hand(b, res, q, body_q, h)
+
+
+def _check_arm_by_hand(b, res, q, body_q, h):
+    """Hand computations on the fixed-base arm: the first link's pose and the leaf joints' diagonal of H."""
+    yaw = q[b.joint_q_start[res["joints"]["shoulder_yaw"]]]
+    k = res["bodies"]["shoulder"]
+    np.testing.assert_allclose(body_q[k, :3], [0.01, 0.02, 0.1], atol=1e-14)
+    np.testing.assert_allclose(np_quat_to_matrix(body_q[k, 3:]), _rotation([0, 0, 1], 0.3 + yaw), atol=1e-14)
+    for joint, link, axis in (("wrist", "hand", (0.6, 0, 0.8)), ("side", "side_arm", (0, 1, 0))):
+        k, d = res["bodies"][link], b.joint_qd_start[res["joints"][joint]]
+        r = np_quat_to_matrix(body_q[k, 3:])
+        a = r @ np.asarray(axis)  # the leaf link's frame is its joint frame
+        lever = r @ b.body_com[k]  # COM relative to the joint anchor (the link origin)
+        expected = a @ (r @ b.body_inertia[k] @ r.T) @ a + b.body_mass[k] * np.sum(np.cross(a, lever) ** 2)
+        assert np.isclose(h[d, d], expected, rtol=1e-12), joint
 
 
 def test_mapping_of_joint_and_link_attributes():
@@ -165,7 +182,7 @@ def test_mapping_of_joint_and_link_attributes():
     assert labels.index("wrist") + 1 == labels.index("tp") == labels.index("tail_j") - 1 == labels.index("side") - 2
 
 
-def test_rpy_and_single_pendulum_closed_form():
+def test_rpy_origins_and_inertials_by_hand():
     rpy, p, m, com = (0.4, -0.3, 1.1), (0.1, -0.2, 0.3), 2.0, (0.3, 0.05, 0.0)
     tensor = np.array([[0.01, 0.002, 0.001], [0.002, 0.02, -0.003], [0.001, -0.003, 0.03]])
     urdf = f"""<robot name="pend"><link name="world_anchor"/>
@@ -175,17 +192,17 @@ def test_rpy_and_single_pendulum_closed_form():
       <joint name="hinge" type="continuous"><parent link="world_anchor"/><child link="bob"/>
         <origin xyz="{' '.join(map(str, p))}" rpy="{' '.join(map(str, rpy))}"/><axis xyz="0 0 1"/></joint></robot>"""
     b, res = _import(urdf)
-    model = b.finalize(dtype=jnp.float64)
     r_origin = _rotation([0, 0, 1], rpy[2]) @ _rotation([0, 1, 0], rpy[1]) @ _rotation([1, 0, 0], rpy[0])
     np.testing.assert_allclose(np_quat_to_matrix(quat_from_rpy(rpy)), r_origin, atol=1e-15)
-    q = 0.7
-    body_q, h = (np.asarray(x) for x in _fk_and_mass(model, jnp.array([q])))
+    x_p = b.joint_X_p[res["joints"]["hinge"]]
+    np.testing.assert_allclose(x_p[:3], p, atol=0)
+    np.testing.assert_allclose(np_quat_to_matrix(x_p[3:]), r_origin, atol=1e-15)
+    np.testing.assert_allclose(b.joint_X_c[res["joints"]["hinge"]], [0, 0, 0, 0, 0, 0, 1], atol=0)
     bob = res["bodies"]["bob"]
-    np.testing.assert_allclose(body_q[bob, :3], p, atol=1e-14)
-    np.testing.assert_allclose(np_quat_to_matrix(body_q[bob, 3:]), r_origin @ _rotation([0, 0, 1], q), atol=1e-14)
     r_in = _rotation([0, 0, 1], -0.4) @ _rotation([0, 1, 0], 0.1) @ _rotation([1, 0, 0], 0.2)
-    izz = (r_in @ tensor @ r_in.T)[2, 2]
-    assert np.isclose(h[0, 0], izz + m * (com[0] ** 2 + com[1] ** 2), rtol=1e-12)
+    np.testing.assert_allclose(b.body_inertia[bob], r_in @ tensor @ r_in.T, atol=1e-15)
+    np.testing.assert_allclose(b.body_com[bob], com, atol=0)
+    assert b.body_mass[bob] == m and b.body_lock_inertia[bob]
 
 
 def test_planar_and_floating_joints_by_hand():
