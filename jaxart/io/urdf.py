@@ -38,6 +38,7 @@ continuous/floating joints) are listed in ONE ``UserWarning`` at the end of the 
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -108,7 +109,7 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
     if floating and parent_body != -1:
         raise ValueError(f"add_urdf: floating=True needs parent_body=-1 (a FREE joint connects to the world), "
                          f"got parent_body={parent_body}; use base_joint for a mobile connection to a body")
-    if not isinstance(scale, int | float) or isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
+    if not isinstance(scale, numbers.Real) or isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"add_urdf: scale must be a positive number, got {scale!r}")
     if joint_ordering not in ("dfs", "bfs", None):
         raise ValueError(f"add_urdf: joint_ordering must be 'dfs', 'bfs' or None, got {joint_ordering!r}")
