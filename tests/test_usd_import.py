@@ -41,11 +41,16 @@ def _import(source, **kw):
     return b, out, msgs
 
 
+@jax.jit
+def _fk(model, q):
+    return jaxart.eval_fk(model, q, model.joint_qd, model.state())
+
+
 def _fk_vs_mujoco(model, m, d, q_jaxart, qpos):
     """Body poses against MuJoCo; 1e-6 because UsdPhysics hands over float32 frames (Gf.Vec3f/Quatf)."""
     d.qpos[:] = qpos
     mujoco.mj_kinematics(m, d)
-    st = jaxart.eval_fk(model, jnp.asarray(q_jaxart), model.state().joint_qd, model.state())
+    st = _fk(model, jnp.asarray(q_jaxart))
     bq = np.asarray(st.body_q)
     for i in range(model.body_count):
         mj = m.body(model.body_label[i].rsplit("/", 1)[-1]).id

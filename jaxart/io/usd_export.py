@@ -70,7 +70,8 @@ def export_model(model, path, *, shape_materials: bool = True) -> dict:
         shape_materials: Write a physics material (friction, restitution) per distinct shape material.
 
     Returns:
-        dict ``"bodies"`` / ``"joints"`` / ``"shapes"``: jaxart label → written prim path, and
+        dict ``"bodies"`` / ``"joints"`` / ``"shapes"``: jaxart label → written prim path (a FREE root
+        maps to ``<body path>/root_joint``, the label ``add_usd`` gives the FREE joint it re-creates), and
         ``"unsupported"`` (what was not written).
 
     Raises:
@@ -176,6 +177,7 @@ class _ModelWriter:
         if jt == JointType.FREE:
             if parent >= 0 or int(np.asarray(m.joint_articulation)[j]) < 0:
                 raise NotImplementedError(f"export_model: FREE joint {label!r} is not a floating articulation root")
+            self.joint_paths[label] = self.body_paths[m.body_label[child]] + "/root_joint"  # add_usd's name for it
             return  # a floating root: no joint prim
         x_p, x_c = _np(m.joint_X_p[j]), _np(m.joint_X_c[j])
         d0 = int(np.asarray(m.joint_qd_start)[j])

@@ -107,8 +107,8 @@ class _UsdImporter:
     def prepare(self) -> None:
         """Validate references, plan the trees and collect issues; raises before any mutation."""
         ends = {p: self._ends(p, d) for p, (_, d) in self.joints.items()}
-        self.plan = plan_topology(self.bodies, {p: (*e, bool(self.joints[p][1].excludeFromArticulation))
-                                                for p, e in ends.items()}, self.p.of("Articulation"))
+        self.plan = plan_topology(self.bodies, {p: (*e, self._excluded(p)) for p, e in ends.items()},
+                                  self.p.of("Articulation"))
         self.colliders = collider_descs(self.p, self.issues)
         self._check_labels()
         self._report()
@@ -123,6 +123,12 @@ class _UsdImporter:
     def all_loose(self) -> list[str]:
         """Joints outside every tree: loop-closing (marked, unmarked) and orphan joints."""
         return self.plan.loops + self.plan.unmarked_loops + self.plan.orphans
+
+    def _excluded(self, path: str) -> bool:
+        """``physics:excludeFromArticulation`` read through the schema (descriptor flags can be uninitialised)."""
+        from pxr import UsdPhysics
+
+        return bool(UsdPhysics.Joint(self.p.stage.GetPrimAtPath(path)).GetExcludeFromArticulationAttr().Get())
 
     def _ends(self, path: str, d) -> tuple[str, str]:
         out = []

@@ -166,7 +166,9 @@ def add_collision_filters(builder, parsed: ParsedStage, shapes: dict, body_index
               ((p, v) for p, v in _descs_by_path(parsed).items())}
     if any(groups.values()):
         table = UsdPhysics.CollisionGroup.ComputeCollisionGroupTable(parsed.stage)
-        inverted = {p for p, g in parsed.of("CollisionGroup").items() if g.invertFilteredGroups}
+        # the descriptor's invertFilteredGroups is uninitialised when unauthored (usd-core 26.11): read the schema
+        inverted = {p for p in parsed.of("CollisionGroup")
+                    if UsdPhysics.CollisionGroup(parsed.stage.GetPrimAtPath(p)).GetInvertFilteredGroupsAttr().Get()}
         classes: dict[tuple, list[int]] = {}
         for path, s in shapes.items():
             classes.setdefault(groups.get(path, ()), []).append(s)
