@@ -434,3 +434,56 @@ def test_bad_argument_types():
         jaxart.ModelBuilder().add_usd(3)
     with pytest.raises(TypeError, match="floating"):
         jaxart.ModelBuilder().add_usd(USDA_DRIVES, floating="yes")
+
+
+def test_xform_places_the_stage_and_non_body_joint_targets_anchor_the_world_side():
+    rng = np.random.default_rng(4)
+    links = _fixed_chain(rng)[:3]
+    st = _stage()
+    write_chain(st, links)
+    frame = UsdGeom.Xform.Define(st, "/frame")                     # a static, non-body prim
+    frame.AddTranslateOp().Set(Gf.Vec3d(0.0, 0.0, 1.0))
+    root = UsdPhysics.FixedJoint.Get(st, "/robot/j_base")
+    root.CreateBody0Rel().SetTargets([Sdf.Path("/frame")])         # localPos0 now relative to /frame
+    b0, out0, _ = _import(st)
+    x = np.array([0.5, -1.0, 0.25, 0.0, 0.0, math.sin(0.35), math.cos(0.35)])
+    b1, out1, _ = _import(st, xform=x)
+    from jaxart.sim.validate import np_transform_mul
+    j = out0["joints"]["/robot/j_base"]
+    shifted = links[0].x_p.copy()
+    shifted[2] += 1.0
+    np.testing.assert_allclose(b0.joint_X_p[j][:3], shifted[:3], atol=1e-6)
+    np.testing.assert_allclose(b1.joint_X_p[j], np_transform_mul(x, b0.joint_X_p[j]), atol=1e-12)
+    m0, m1 = b0.finalize(dtype=F64), b1.finalize(dtype=F64)
+    q = jnp.asarray(rng.uniform(-1, 1, m0.joint_coord_count))
+    p0, p1 = np.asarray(_fk(m0, q).body_q), np.asarray(_fk(m1, q).body_q)
+    for i in range(m0.body_count):
+        np.testing.assert_allclose(p1[i], np_transform_mul(x, p0[i]), atol=1e-12)
+
+
+def test_density_and_mesh_collider_masses_by_hand():
+    st = _stage()
+    body = _body_with(st, "/b")
+    UsdPhysics.MassAPI.Apply(body.GetPrim()).CreateDensityAttr(500.0)
+    cube = UsdGeom.Cube.Define(st, "/b/box")
+    cube.CreateSizeAttr(0.2)
+    UsdPhysics.CollisionAPI.Apply(cube.GetPrim())
+    mesh = UsdGeom.Mesh.Define(st, "/b/tet")                        # unit right tetrahedron scaled by (1, 2, 3)
+    mesh.CreatePointsAttr([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)])
+    mesh.CreateFaceVertexCountsAttr([3, 3, 3, 3])
+    mesh.CreateFaceVertexIndicesAttr([0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3])
+    mesh.AddTranslateOp().Set(Gf.Vec3d(1.0, 0.0, 0.0))
+    mesh.AddScaleOp().Set(Gf.Vec3f(1, 2, 3))
+    UsdPhysics.CollisionAPI.Apply(mesh.GetPrim())
+    UsdPhysics.MeshCollisionAPI.Apply(mesh.GetPrim()).CreateApproximationAttr("convexHull")
+    b, out, msgs = _import(st)
+    assert msgs == []
+    m_box, m_tet = 500 * 0.2 ** 3, 500 * (1 * 2 * 3) / 6
+    i = out["bodies"]["/b"]
+    assert b.body_mass[i] == pytest.approx(m_box + m_tet, rel=1e-5)
+    # COM: box at the origin, tetrahedron centroid (1 + 1/4, 2/4, 3/4)
+    np.testing.assert_allclose(b.body_com[i], np.array([1.25, 0.5, 0.75]) * m_tet / (m_box + m_tet), rtol=1e-5)
+    s = out["shapes"]["/b/tet"]
+    assert b.shape_type[s] == jaxart.GeoType.MESH
+    np.testing.assert_allclose(b.shape_scale[s], [1, 2, 3])
+    np.testing.assert_allclose(b.shape_source[s].vertices[1], [1, 0, 0])

@@ -253,13 +253,12 @@ class _UsdImporter:
     def _add_joint(self, path: str, *, parent: str, child: str, swapped: bool, free: bool = False) -> None:
         b, u = self.b, self.units
         kind, d = self.joints[path]
-        sides = [(d.localPose0Position, d.localPose0Orientation, str(d.rel0)),
-                 (d.localPose1Position, d.localPose1Orientation, str(d.rel1))]
+        sides = [(d.localPose0Position, d.localPose0Orientation), (d.localPose1Position, d.localPose1Orientation)]
         ps, cs = (sides[1], sides[0]) if swapped else (sides[0], sides[1])
         x_p = np.concatenate([vec(ps[0], u.length), quat_xyzw(ps[1])])
         x_c = np.concatenate([vec(cs[0], u.length), quat_xyzw(cs[1])])
-        if not parent:
-            x_p = np_transform_mul(self.base, self._world_anchor(ps[2], x_p))
+        if not parent:  # the parser gives world-side frames in world space (non-body targets resolved)
+            x_p = np_transform_mul(self.base, x_p)
         pi = self.out["bodies"][parent] if parent else -1
         ci = self.out["bodies"][child]
         common = dict(label=self.lab(path), parent_xform=x_p, child_xform=x_c, enabled=bool(d.jointEnabled),
@@ -278,20 +277,6 @@ class _UsdImporter:
                     b.joint_q[q0:q0 + len(spec.q0)] = spec.q0
                     b.joint_qd[d0:d0 + len(spec.qd0)] = spec.qd0
         self.out["joints"][path] = j
-
-    def _world_anchor(self, rel: str, x: np.ndarray) -> np.ndarray:
-        """World-side joint frame: relative to a non-body target prim when there is one (stage units → SI)."""
-        from pxr import Gf, UsdGeom
-
-        if not rel:
-            return x
-        m = UsdGeom.Xformable(self.p.stage.GetPrimAtPath(rel))
-        if not m:
-            return x
-        mat = m.ComputeLocalToWorldTransform(0.0)
-        p = mat.Transform(Gf.Vec3d(*(x[:3] / self.units.length)))
-        q = quat_xyzw(mat.RemoveScaleShear().ExtractRotationQuat())
-        return np_transform_mul(np.concatenate([vec(p, self.units.length), q]), np.concatenate([[0, 0, 0], x[3:]]))
 
     def _add_shapes(self) -> None:
         b, u = self.b, self.units
