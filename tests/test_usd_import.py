@@ -142,7 +142,7 @@ def test_fixed_root_promoted_to_free_with_floating_true():
     b, out, _ = _import(st, floating=True)
     assert b.joint_type[out["joints"]["/robot/j_base"]] == jaxart.JointType.FREE
     model = b.finalize(dtype=F64)
-    s = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    s = _fk(model, model.joint_q)
     bq, ref = np.asarray(s.body_q), np.stack(b.body_q)
     np.testing.assert_allclose(bq[:, :3], ref[:, :3], atol=1e-6)                     # FK reproduces the stage
     np.testing.assert_allclose(np.abs(np.sum(bq[:, 3:] * ref[:, 3:], axis=1)), 1.0, atol=1e-9)
@@ -179,7 +179,7 @@ def test_four_bar_excluded_loop_joint():
     assert [b.joint_articulation[j] for j in tree] == [0, 0, 0]
     model = b.finalize(dtype=F64)                         # loop joints pass validation
     # closed square at q = 0: the rocker's pin sits at the world anchor (0, 0, 1) — hand computation
-    s = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    s = _fk(model, model.joint_q)
     rocker = np.asarray(s.body_q)[out["bodies"]["/robot/rocker"]]
     np.testing.assert_allclose(rocker[:3] + [-0.5, 0, 0], [0.0, 0.0, 1.0], atol=1e-7)
 
