@@ -135,8 +135,10 @@ class _ModelWriter:
 
     def _report(self) -> None:
         m = self.m
-        if getattr(m, "equality_constraint_count", 0) or len(getattr(m, "equality_constraint_type", [])):
-            self.issues.append("equality constraints / mimic constraints")
+        if m.equality_constraint_count:
+            self.issues.append(f"{m.equality_constraint_count} equality constraint(s): {m.equality_constraint_label}")
+        if m.constraint_mimic_count:
+            self.issues.append(f"{m.constraint_mimic_count} mimic constraint(s): {m.constraint_mimic_label}")
         groups = np.asarray(m.shape_collision_group)
         odd = [m.shape_label[s] for s in range(m.shape_count) if groups[s] not in (1,)
                and not (np.asarray(m.shape_flags)[s] & 4)]

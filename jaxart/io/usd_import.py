@@ -215,7 +215,7 @@ class _UsdImporter:
             self.b.gravity = mag
 
     def _add_body(self, path: str) -> None:
-        from pxr import UsdPhysics
+        from pxr import Gf, UsdPhysics
 
         d = self.bodies[path]
         u = self.units
@@ -226,14 +226,15 @@ class _UsdImporter:
         rot = np_quat_to_matrix(quat_xyzw(axes))
         inertia = rot @ np.diag(vec(diag)) @ rot.T * u.mass * u.length ** 2
         mass = float(mass) * u.mass
-        if mass <= 0.0:
+        if mass <= 0.0:  # usd-core then returns a negative mass and a unit inertia
             self.issues.append(f"body {path!r}: no mass (no MassAPI mass/density and no colliders)")
+            mass, inertia, com = 0.0, np.zeros((3, 3)), Gf.Vec3f(0.0)
         if np.any(np.abs(vec(d.scale) - 1.0) > 1e-6) and UsdPhysics.MassAPI(prim):
             self.issues.append(f"body {path!r}: scale {vec(d.scale).tolist()} not applied to authored "
                                "MassAPI centerOfMass/diagonalInertia")
         com = vec(com, u.length) if np.all(np.isfinite(vec(com))) else np.zeros(3)
         self.out["bodies"][path] = self.b.add_link(
-            xform=x, mass=max(mass, 0.0), com=com, inertia=0.5 * (inertia + inertia.T), label=self.lab(path),
+            xform=x, mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), label=self.lab(path),
             lock_inertia=True, is_kinematic=bool(d.kinematicBody) or not d.rigidBodyEnabled)
 
     def _add_tree_joint(self, t) -> None:

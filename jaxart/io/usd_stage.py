@@ -131,8 +131,16 @@ def _reject_unknown_joints(parsed: ParsedStage, what_fn: str) -> None:
         path = str(prim.GetPath())
         if path in known or path in custom:
             continue
+        if prim.IsA(UsdPhysics.Joint) and name.startswith("Physics"):
+            raise ValueError(f"{what_fn}({parsed.what}): joint {path!r} ({name}) was rejected by the UsdPhysics "
+                             "parser (check its physics:body0/body1 relationships)")
         if name.endswith("Joint") or prim.IsA(UsdPhysics.Joint):
             unknown.append((path, name))
+    for kind, d in parsed.descs.items():
+        bad = [p for p, desc in d.items() if hasattr(desc, "isValid") and not desc.isValid]
+        if bad:
+            raise ValueError(f"{what_fn}({parsed.what}): invalid {kind} descriptor(s) from the UsdPhysics parser "
+                             f"at {bad[:8]}")
     if unknown:
         shown = ", ".join(f"{p!r} (type {t!r})" for p, t in unknown[:8])
         raise ValueError(f"{what_fn}({parsed.what}): unknown joint type(s): {shown}; jaxart imports "
