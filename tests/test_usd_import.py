@@ -423,6 +423,11 @@ def test_strict_and_label_prefix():
     ("#usda 1.0\ndef Xform \"a\" (prepend apiSchemas = [\"PhysicsRigidBodyAPI\"])\n{\n}\n"
      "def PhysicsRevoluteJoint \"j\"\n{\n  rel physics:body0 = </a>\n  rel physics:body1 = </missing>\n}\n",
      "joint '/j': body1 target '/missing' does not exist"),
+    ("#usda 1.0\ndef Xform \"a\" (prepend apiSchemas = [\"PhysicsRigidBodyAPI\"])\n{\n}\n"
+     "def PhysicsFixedJoint \"j\"\n{\n  rel physics:body0 = </a>\n  rel physics:body1 = </a>\n}\n",
+     "joint '/j' connects body '/a' to itself"),
+    ("#usda 1.0\ndef Xform \"a\"\n{\n}\n"
+     "def PhysicsFixedJoint \"j\"\n{\n  rel physics:body0 = </a>\n}\n", "joint '/j' connects no rigid body"),
 ])
 def test_bad_input_raises_value_error_naming_the_element(source, match):
     with pytest.raises(ValueError, match=match):
