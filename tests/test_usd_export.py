@@ -108,6 +108,11 @@ def test_export_model_roundtrip_fk_masses_joints(tmp_path):
     d, d2 = int(model.joint_qd_start[joint_index(model, "shoulder")]), int(model2.joint_qd_start[joint["shoulder"]])
     for name in ("joint_limit_lower", "joint_limit_upper", "joint_target_ke", "joint_target_kd", "joint_effort_limit"):
         assert float(getattr(model2, name)[d2]) == pytest.approx(float(getattr(model, name)[d]), rel=1e-6), name
+    # the written body poses are the model's FK at its default coordinates
+    fk0 = np.asarray(_fk(model, model.joint_q))
+    for i, lab in enumerate(model.body_label):
+        np.testing.assert_allclose(b2.body_q[body[lab]][:3], fk0[i, :3], atol=1e-9, err_msg=lab)
+        assert abs(abs(b2.body_q[body[lab]][3:] @ fk0[i, 3:]) - 1.0) < 1e-12, lab
     # FK at random coordinates
     rng = np.random.default_rng(0)
     for _ in range(3):

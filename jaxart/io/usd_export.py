@@ -7,7 +7,8 @@
   bodies outside every articulation and joints outside every articulation (marked
   ``physics:excludeFromArticulation``) sit under ``/World``; static shapes under ``/World/static``;
 * bodies: ``RigidBodyAPI`` + ``MassAPI`` (``mass``, ``centerOfMass``, ``diagonalInertia`` and
-  ``principalAxes`` from the inertia's eigen-decomposition), initial pose from ``model.body_q``;
+  ``principalAxes`` from the inertia's eigen-decomposition), posed by ``eval_fk`` at ``model.joint_q``
+  (bodies outside every articulation keep ``model.body_q``), so poses and joint frames agree;
 * joints: FIXED/REVOLUTE/PRISMATIC/BALL/DISTANCE as the typed UsdPhysics joints (1-DOF axes become the
   frames' X axis), D6 as a generic ``PhysicsJoint`` with ``LimitAPI`` locking the missing axes (its
   axes must be the anchor frame's coordinate axes in X, Y, Z order); FREE roots are left floating;
@@ -117,6 +118,7 @@ class _ModelWriter:
         if mag > 0:
             scene.CreateGravityDirectionAttr(tuple(float(v) for v in g / mag))
         jart = np.asarray(m.joint_articulation)
+        self.poses = _posed_bodies(m)
         groups = {}
         for a, label in enumerate(m.articulation_label):
             p = self.names.child("/World", label)
@@ -151,7 +153,7 @@ class _ModelWriter:
 
         m = self.m
         x = UsdGeom.Xform.Define(self.stage, path)
-        set_pose(x, _np(m.body_q[b]))
+        set_pose(x, self.poses[b])
         prim = x.GetPrim()
         UsdPhysics.RigidBodyAPI.Apply(prim)
         if int(np.asarray(m.body_flags)[b]) & 2:
@@ -329,6 +331,43 @@ class _ModelWriter:
             self._mats[key] = mat
         UsdShade.MaterialBindingAPI.Apply(prim).Bind(self._mats[key], UsdShade.Tokens.weakerThanDescendants,
                                                      "physics")
+
+
+def _posed_bodies(model) -> np.ndarray:
+    """Body poses at the model's default ``joint_q`` (numpy FK over the tree joints; others keep ``body_q``)."""
+    from jaxart.sim.validate import np_transform_inverse, np_transform_mul
+
+    poses = _np(model.body_q).copy()
+    jt, parent, child = (np.asarray(getattr(model, k)) for k in ("joint_type", "joint_parent", "joint_child"))
+    tree = [j for j in range(model.joint_count) if int(np.asarray(model.joint_articulation)[j]) >= 0]
+    done = {-1}
+    for _ in range(len(tree) + 1):  # parents first, whatever the joint order
+        for j in tree:
+            if int(child[j]) in done or int(parent[j]) not in done:
+                continue
+            x_wp = poses[parent[j]] if parent[j] >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
+            x = np_transform_mul(np_transform_mul(x_wp, _np(model.joint_X_p[j])), _joint_motion(model, j, int(jt[j])))
+            poses[child[j]] = np_transform_mul(x, np_transform_inverse(_np(model.joint_X_c[j])))
+            done.add(int(child[j]))
+    return poses
+
+
+def _joint_motion(model, j: int, jt: int) -> np.ndarray:
+    """``X_j(q)`` of one joint at the model's default coordinates (jaxart's conventions)."""
+    q0, d0 = int(np.asarray(model.joint_q_start)[j]), int(np.asarray(model.joint_qd_start)[j])
+    q = _np(model.joint_q[q0:int(np.asarray(model.joint_q_start)[j + 1])])
+    lin, ang = (int(v) for v in np.asarray(model.joint_dof_dim)[j])
+    if jt in (JointType.FREE, JointType.DISTANCE):
+        return np.concatenate([q[:3], q[3:7] / np.linalg.norm(q[3:7])])
+    if jt == JointType.BALL:
+        return np.concatenate([np.zeros(3), q / np.linalg.norm(q)])
+    axes = _np(model.joint_axis[d0:d0 + lin + ang]).reshape(-1, 3)
+    p = sum((axes[k] * q[k] for k in range(lin)), np.zeros(3))
+    rot = np.array([0.0, 0.0, 0.0, 1.0])
+    for k in range(lin, lin + ang):
+        a = axes[k] / np.linalg.norm(axes[k])
+        rot = np_quat_mul(rot, np.concatenate([a * np.sin(0.5 * q[k]), [np.cos(0.5 * q[k])]]))
+    return np.concatenate([p, rot])
 
 
 def _principal(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -195,6 +195,7 @@ class _UsdImporter:
             kind, d = self.joints[path]
             b0, b1 = str(d.body0), str(d.body1)
             self._add_joint(path, parent=b0 if b1 else "", child=b1 or b0, swapped=not b1)
+        self._check_poses()
         self._add_shapes()
         add_collision_filters(b, self.p, self.out["shapes"], self.out["bodies"], self.issues)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
@@ -279,6 +280,31 @@ class _UsdImporter:
                     b.joint_qd[d0:d0 + len(spec.qd0)] = spec.qd0
         self.out["joints"][path] = j
 
+    def _check_poses(self) -> None:
+        """Report tree joints whose authored body poses disagree with the joint frames at zero coordinates."""
+        b = self.b
+        bad = []
+        for _, comp in self.plan.trees:
+            for t in comp:
+                j = self.out["joints"].get(t.path) if t.path else None
+                if j is None or b.joint_type[j] in (JointType.FREE, JointType.DISTANCE):
+                    continue
+                q = np.asarray(b.joint_q[b.joint_q_start[j]:b.joint_q_start[j] + _ncoord(b, j)])
+                if b.joint_type[j] == JointType.BALL:
+                    q = q[:3]
+                if np.any(q != 0.0):
+                    continue
+                parent = b.joint_parent[j]
+                x_wp = b.body_q[parent] if parent >= 0 else _IDENTITY
+                a = np_transform_mul(x_wp, b.joint_X_p[j])
+                c = np_transform_mul(b.body_q[b.joint_child[j]], b.joint_X_c[j])
+                if np.linalg.norm(a[:3] - c[:3]) > 1e-4 or 1.0 - abs(float(a[3:] @ c[3:])) > 1e-8:
+                    bad.append(t.path)
+        if bad:
+            self.issues.append(f"authored body poses disagree with the joint frames at joint_q = 0 for joint(s) "
+                               f"{bad[:8]} (FK follows the joints; author state:<axis>:physics:position for a "
+                               "posed asset)")
+
     def _add_shapes(self) -> None:
         b, u = self.b, self.units
         for path, (kind, d) in self.colliders.items():
@@ -298,3 +324,8 @@ class _UsdImporter:
 
 
 __all__ = ["add_usd"]
+
+
+def _ncoord(b, j: int) -> int:
+    end = b.joint_q_start[j + 1] if j + 1 < b.joint_count else b.joint_coord_count
+    return end - b.joint_q_start[j]
