@@ -492,3 +492,13 @@ def test_density_and_mesh_collider_masses_by_hand():
     assert b.shape_type[s] == jaxart.GeoType.MESH
     np.testing.assert_allclose(b.shape_scale[s], [1, 2, 3])
     np.testing.assert_allclose(b.shape_source[s].vertices[1], [1, 0, 0])
+
+
+def test_posed_bodies_without_joint_state_are_reported():
+    st = _stage()
+    write_chain(st, _fixed_chain(np.random.default_rng(5))[:3])
+    op = UsdGeom.Xformable(st.GetPrimAtPath("/robot/slider")).GetOrderedXformOps()[0]
+    op.Set(op.Get() + Gf.Vec3d(0.0, 0.0, 0.1))           # moved along no joint axis, no state authored
+    _, _, msgs = _import(st)
+    assert len(msgs) == 1 and "/robot/j_slider" in msgs[0] and "disagree" in msgs[0]
+    assert "/robot/j_upper" not in msgs[0]
