@@ -162,8 +162,8 @@ def add_collision_filters(builder, parsed: ParsedStage, shapes: dict, body_index
             pairs.add(p)
             builder.add_shape_collision_filter_pair(*p)
 
-    groups = {path: tuple(sorted(str(g) for g in d.collisionGroups)) for path, (_, d) in
-              ((p, v) for p, v in _descs_by_path(parsed).items())}
+    colliders = {p: d for p, (_, d) in _descs_by_path(parsed).items()}
+    groups = {p: tuple(sorted(str(g) for g in d.collisionGroups)) for p, d in colliders.items()}
     if any(groups.values()):
         table = UsdPhysics.CollisionGroup.ComputeCollisionGroupTable(parsed.stage)
         # the descriptor's invertFilteredGroups is uninitialised when unauthored (usd-core 26.11): read the schema
@@ -190,9 +190,7 @@ def add_collision_filters(builder, parsed: ParsedStage, shapes: dict, body_index
         issues.append(f"filtered pair target {path!r} is neither an imported body nor a collider (ignored)")
         return []
 
-    owners = [(p, d) for p, d in parsed.of("RigidBody").items()] + list(
-        (p, d) for p, (_, d) in _descs_by_path(parsed).items())
-    for src, d in owners:
+    for src, d in [*parsed.of("RigidBody").items(), *colliders.items()]:
         for dst in d.filteredCollisions:
             for a in resolve(src):
                 for b in resolve(str(dst)):
