@@ -17,6 +17,7 @@ HFIELD, sites   not written (reported by the caller)
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -103,3 +104,27 @@ def write_shape(stage, path: str, geo: GeoType, scale, x, mesh=None):
         raise ValueError(f"write_shape: geometry {geo!r} cannot be written as UsdGeom")
     set_pose(g, x, scale=extra)
     return g.GetPrim()
+
+
+def check_path(path, what: str) -> str:
+    """Validate an output path (``str``/``os.PathLike`` ending in .usd/.usda/.usdc)."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str) or not path:
+        raise TypeError(f"{what}: path must be a file path (str or os.PathLike), got {path!r}")
+    if not path.endswith((".usd", ".usda", ".usdc")):
+        raise ValueError(f"{what}: path {path!r} must end in .usd, .usda or .usdc")
+    return path
+
+
+def new_stage(path: str, up_axis: int):
+    """A new stage at ``path`` in SI units with ``/World`` as default prim."""
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.CreateNew(path)
+    UsdGeom.SetStageUpAxis(stage, "XYZ"[up_axis])
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdPhysics.SetStageKilogramsPerUnit(stage, 1.0)
+    world = UsdGeom.Xform.Define(stage, "/World")
+    stage.SetDefaultPrim(world.GetPrim())
+    return stage
