@@ -68,6 +68,16 @@ def _builder():
     return b, loop
 
 
+def _validation_errors(path) -> list[str]:
+    """Errors of every registered OpenUSD validator (UsdValidation) on the written stage."""
+    from pxr import UsdValidation
+
+    validators = UsdValidation.ValidationRegistry().GetOrLoadAllValidators()
+    assert len(validators) > 10
+    errors = UsdValidation.ValidationContext(validators).Validate(Usd.Stage.Open(str(path)))
+    return [f"{e.GetName()}: {e.GetMessage()}" for e in errors]
+
+
 def _q_by_label(model, other, q_model, labels):
     """``q_model`` re-laid out in ``other``'s coordinate order (joints matched through ``labels``)."""
     q = np.asarray(other.joint_q, dtype=np.float64).copy()
@@ -85,6 +95,7 @@ def test_export_model_roundtrip_fk_masses_joints(tmp_path):
     path = tmp_path / "robot.usda"
     written = export_model(model, path)
     assert written["unsupported"] == []
+    assert _validation_errors(path) == []
     b2 = jaxart.ModelBuilder()
     out = b2.add_usd(str(path))
     assert out["unsupported"] == []
@@ -191,6 +202,7 @@ def test_export_trajectory_time_samples_match_body_poses(tmp_path):
     path = tmp_path / "traj.usda"
     out = export_trajectory(model, traj, path, fps=30.0)
     assert out["frames"] == 12
+    assert _validation_errors(path) == []
     stage = Usd.Stage.Open(str(path))
     assert stage.GetTimeCodesPerSecond() == 30.0
     assert (stage.GetStartTimeCode(), stage.GetEndTimeCode()) == (0.0, 11.0)
