@@ -502,3 +502,24 @@ def test_posed_bodies_without_joint_state_are_reported():
     _, _, msgs = _import(st)
     assert len(msgs) == 1 and "/robot/j_slider" in msgs[0] and "disagree" in msgs[0]
     assert "/robot/j_upper" not in msgs[0]
+
+
+def test_world_as_body1_flips_one_dof_joints_and_rejects_multi_axis_d6():
+    st = _stage()
+    _body_with(st, "/a").GetPrim()
+    j = UsdPhysics.RevoluteJoint.Define(st, "/a/hinge")        # body0 = the body, body1 = the world
+    j.CreateBody0Rel().SetTargets([Sdf.Path("/a")])
+    j.CreateAxisAttr("Z")
+    UsdPhysics.RigidBodyAPI(st.GetPrimAtPath("/a")).CreateKinematicEnabledAttr(True)
+    b, out, _ = _import(st)
+    k = out["joints"]["/a/hinge"]
+    assert b.joint_parent[k] == -1 and b.joint_child[k] == out["bodies"]["/a"]
+    np.testing.assert_allclose(b.joint_axis[b.joint_qd_start[k]], [0, 0, -1])   # child moves by −q about +Z
+    assert b.body_flags[out["bodies"]["/a"]] == jaxart.BodyFlags.KINEMATIC
+    d6 = UsdPhysics.Joint.Define(st, "/a/gimbal")
+    d6.CreateBody0Rel().SetTargets([Sdf.Path("/a")])
+    j.GetPrim().SetActive(False)
+    fresh = jaxart.ModelBuilder()
+    with pytest.raises(NotImplementedError, match="'/a/gimbal'.*multi-axis"):
+        fresh.add_usd(st)
+    assert fresh.body_count == 0                                  # raised before touching the builder
