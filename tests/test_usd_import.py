@@ -506,7 +506,7 @@ def test_posed_bodies_without_joint_state_are_reported():
 
 def test_world_as_body1_flips_one_dof_joints_and_rejects_multi_axis_d6():
     st = _stage()
-    _body_with(st, "/a").GetPrim()
+    _body_with(st, "/a")
     j = UsdPhysics.RevoluteJoint.Define(st, "/a/hinge")        # body0 = the body, body1 = the world
     j.CreateBody0Rel().SetTargets([Sdf.Path("/a")])
     j.CreateAxisAttr("Z")
