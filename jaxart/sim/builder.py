@@ -500,6 +500,15 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         return add_urdf(self, source, xform=xform, floating=floating, base_joint=base_joint,
                         parent_body=parent_body, scale=scale, **kwargs)
 
+    def add_usd(self, source, *, xform=None, floating: bool | None = None, **kwargs):
+        """Import the rigid-body physics of a USD stage (path, USDA text or ``Usd.Stage``) via UsdPhysics.
+
+        See :func:`jaxart.io.usd_import.add_usd` for the arguments and the mapping.
+        """
+        from jaxart.io.usd_import import add_usd
+
+        return add_usd(self, source, xform=xform, floating=floating, **kwargs)
+
     def copy(self) -> ModelBuilder:
         """A deep copy of this builder."""
         return copy.deepcopy(self)
