@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.joint_forces import dof_static, joint_forces
+from jaxart.dynamics.drive_inertia import drive_inertia
+from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, link_net_wrenches
@@ -96,9 +97,10 @@ def eval_joint_wrenches(model, state: State, joint_qdd, *, body_f=None, frame: s
         return jnp.concatenate([force, torque], axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("implicit", "friction_eps"))
+@functools.partial(jax.jit, static_argnames=("implicit", "friction_eps", "drive_limits_are_forces"))
 def eval_joint_solver_forces(model, state: State, control: Control | None, joint_qd_next, dt, *,
-                             implicit: bool = True, friction_eps: float = 1e-2) -> jax.Array:
+                             implicit: bool = True, friction_eps: float = 1e-2,
+                             drive_limits_are_forces: bool = True) -> jax.Array:
     """Per-DOF joint forces :class:`~jaxart.solvers.SolverFeatherstone` applied during one step.
 
     The drive (PD + ``joint_act``, clamped by ``joint_effort_limit``), limit, spring, damping and
@@ -118,6 +120,7 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
         dt: The step's time step [s].
         implicit: The solver's ``drive == "implicit"``.
         friction_eps: The solver's ``friction_smoothing``.
+        drive_limits_are_forces: The solver's ``drive_limits_are_forces``.
 
     Returns:
         ``(joint_dof_count,)`` forces [N or N·m].
@@ -130,8 +133,10 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
         dtype = state.joint_q.dtype
         dt = jnp.asarray(dt, dtype)
         qdd = (jnp.asarray(joint_qd_next, dtype) - state.joint_qd) / dt
+        m_eff = drive_inertia(model, state.joint_q, state.body_q) if acceleration_dofs(model.topology).any() else None
         f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
-                                      friction_eps=friction_eps)
+                                      friction_eps=friction_eps, drive_inertia=m_eff,
+                                      limit_impulse=not drive_limits_are_forces)
         f = f0 - diag * qdd
         if dyad is not None:  # DISTANCE-limit rows: f −= w (wᵀ q̈) over each joint's six DOFs
             idx = dof_static(model.topology).dist_d0[:, None] + np.arange(6)
