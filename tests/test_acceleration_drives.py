@@ -169,3 +169,27 @@ def test_drive_type_validation_and_merge():
     link2 = world.add_link(mass=1.0)
     world.add_articulation([world.add_joint_prismatic(-1, link2)])
     np.testing.assert_array_equal(world.finalize().joint_drive_type, [1, 0])
+
+
+def test_solver_forces_with_acceleration_drives_satisfy_the_step_equation():
+    """eval_joint_solver_forces scales acceleration drives like the step: τ_solver = M q̈ + C q̇ + g."""
+    from jaxart.dynamics import eval_inverse_dynamics_force
+
+    b = jaxart.ModelBuilder()
+    l0 = b.add_link(com=(0.2, 0.0, 0.0), mass=1.0, inertia=np.eye(3) * 0.02, lock_inertia=True)
+    l1 = b.add_link(com=(0.2, 0.0, 0.1), mass=0.7, inertia=np.eye(3) * 0.02, lock_inertia=True)
+    js = [b.add_joint_revolute(-1, l0, axis=(0, 1, 0), target_q=0.4, target_ke=100.0, target_kd=20.0,
+                               drive_type=JointDriveType.ACCELERATION, effort_limit=3.0),
+          b.add_joint_revolute(l0, l1, axis=(0, 0, 1), parent_xform=((0.4, 0, 0), (0, 0, 0, 1)), target_q=-0.3,
+                               target_ke=80.0, target_kd=15.0, drive_type=JointDriveType.ACCELERATION)]
+    b.add_articulation(js)
+    model = b.finalize(dtype=F64)
+    st = jaxart.eval_fk(model, jnp.array([-0.2, 0.5]), jnp.array([0.3, -1.0]), model.state())
+    for forces in (True, False):
+        solver = jaxart.solvers.SolverFeatherstone(model, drive_limits_are_forces=forces)
+        nxt = solver.step(st, None, None, DT)
+        tau = np.asarray(eval_joint_solver_forces(model, st, None, nxt.joint_qd, DT, drive_limits_are_forces=forces))
+        inv = np.asarray(eval_inverse_dynamics_force(model, st, (nxt.joint_qd - st.joint_qd) / DT))
+        np.testing.assert_allclose(tau, inv, atol=1e-9)
+        if forces:
+            np.testing.assert_allclose(tau[0], 3.0, rtol=1e-12)  # 100·0.6 rad/s² times its inertia exceeds 3 N·m
