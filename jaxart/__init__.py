@@ -19,7 +19,7 @@ from jaxart.rollout import rollout
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
-from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, EqType, GeoType, JointTargetMode, JointType
+from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, EqType, GeoType, JointDriveType, JointTargetMode, JointType
 from jaxart.sim.heightfield import Heightfield
 from jaxart.sim.model import Control, Model, State
 
@@ -35,6 +35,7 @@ __all__ = [
     "GeoType",
     "Heightfield",
     "JointDofConfig",
+    "JointDriveType",
     "JointTargetMode",
     "JointType",
     "Mesh",

@@ -11,13 +11,17 @@ from jaxart.dynamics.inverse_dynamics import (
     eval_inverse_dynamics_passive,
 )
 from jaxart.dynamics.jacobian import eval_jacobian
+from jaxart.dynamics.joint_wrenches import eval_body_contact_wrenches, eval_joint_solver_forces, eval_joint_wrenches
 from jaxart.dynamics.mass_matrix import eval_mass_matrix
 
 __all__ = [
+    "eval_body_contact_wrenches",
     "eval_forward_dynamics",
     "eval_generalized_external_force",
     "eval_inverse_dynamics_force",
     "eval_inverse_dynamics_passive",
     "eval_jacobian",
+    "eval_joint_solver_forces",
+    "eval_joint_wrenches",
     "eval_mass_matrix",
 ]

@@ -29,7 +29,7 @@ from jaxart.kinematics.joints import append_rows
 from jaxart.math import quat_normalize, quat_rotate, soa, transform_inverse, transform_point
 from jaxart.math.safe import safe_norm
 from jaxart.math.static_index import take_rows
-from jaxart.sim.enums import JointTargetMode, JointType
+from jaxart.sim.enums import JointDriveType, JointTargetMode, JointType
 
 
 class DofStatic(NamedTuple):
@@ -91,6 +91,14 @@ def dof_static(topo) -> DofStatic:
                      is_dist, dist[:, 0], dist[:, 1], dist[:, 2])
 
 
+@functools.lru_cache(maxsize=64)
+def acceleration_dofs(topo) -> np.ndarray:
+    """Static ``(nd,)`` mask of the DOFs with an ``ACCELERATION`` drive (:class:`JointDriveType`)."""
+    if topo.joint_drive_type is None:
+        return np.zeros(topo.joint_dof_count, bool)
+    return np.asarray(topo.joint_drive_type.array) == int(JointDriveType.ACCELERATION)
+
+
 def static_columns(x: jnp.ndarray):
     """Reshape static per-row numpy arrays to broadcast against ``x`` (``(rows,)`` or ``(rows, L)``)."""
     return lambda a: np.reshape(a, a.shape + (1,) * (x.ndim - 1))
@@ -142,7 +150,8 @@ def _place(base: jnp.ndarray, parts: tuple, src: np.ndarray) -> jnp.ndarray:
     return take_rows(jnp.concatenate(rows), src)
 
 
-def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, friction_eps: float):
+def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, friction_eps: float,
+                 drive_inertia=None, limit_impulse: bool = False):
     """Joint-space forces and implicit diagonal terms.
 
     Args:
@@ -153,6 +162,10 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         dt: Time step.
         implicit: Fold stiffness/damping into the matrix.
         friction_eps: Velocity scale of the smooth Coulomb friction ``−μ tanh(q̇/ε)``.
+        drive_inertia: ``(nd,)`` effective inertias (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`)
+            that scale the gains of ``ACCELERATION`` drives; required when the model has any.
+        limit_impulse: ``joint_effort_limit`` is an impulse per step (PhysX without
+            ``eDRIVE_LIMITS_ARE_FORCES``): the drive force is clamped to ``effort_limit / dt``.
 
     Returns:
         ``(f0 (nd,), diag (nd,), dyad)``: force at the current state (with the implicit position
@@ -172,6 +185,12 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
     drivable = is_scalar | is_ball
     ke = jnp.where(limited | ~drivable, 0.0, model.joint_target_ke * use_ke)
     kd = jnp.where(limited | ~drivable, 0.0, model.joint_target_kd * use_kd)
+    accel = acceleration_dofs(model.topology)
+    if accel.any():  # static: acceleration drives scale their gains by the DOF's effective inertia
+        if drive_inertia is None:
+            raise NotImplementedError("joint_forces: ACCELERATION drives need the effective inertias (drive_inertia)")
+        scale = jnp.where(col(accel), drive_inertia, 1.0)
+        ke, kd = ke * scale, kd * scale
     v_t = jnp.where(use_kd, control.joint_target_qd, 0.0)
     wrapped = pos - 2.0 * jnp.pi * jnp.floor((pos + jnp.pi) / (2.0 * jnp.pi))
     spring_pos = jnp.where(is_angular_scalar, wrapped, pos)
@@ -184,7 +203,7 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
     c_fric = model.joint_friction / friction_eps * (1.0 - th * th)
     look = dt if implicit else 0.0
     drive = ke * (err - look * v) + kd * (v_t - v) + control.joint_act
-    limit = model.joint_effort_limit
+    limit = model.joint_effort_limit / dt if limit_impulse else model.joint_effort_limit
     saturated = jnp.abs(drive) > limit
     drive = jnp.clip(drive, -limit, limit)
     f0 = (drive + stiff * (e_rest - look * v) - model.joint_damping * v + k_lim * (e_lim - look * v) - c_lim * v

@@ -48,6 +48,13 @@ def rnea(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None, f_ext:
     Returns:
         Generalized forces per DOF slot.
     """
+    return project_wrenches(terms, lay, link_net_wrenches(terms, lay, qdd, f_ext))
+
+
+def link_net_wrenches(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None,
+                      f_ext: jnp.ndarray | None) -> jnp.ndarray:
+    """``(A, L, 6)`` per-link ``f = I A + V ×* (I V) − f_ext`` (world origin): the wrench the link's
+    joints must supply beyond ``f_ext`` (RNEA's forward pass; arguments as :func:`rnea`)."""
     dt = terms.S.dtype
     link_dof = jnp.asarray(lay.link_dof, dt)
     vel = link_twists(terms, lay.link_dof)
@@ -56,9 +63,7 @@ def rnea(terms: BlockTerms, lay: DynamicsLayout, qdd: jnp.ndarray | None, f_ext:
     inertia = terms.inertia
     momentum = small.matvec(inertia, vel)
     f = small.matvec(inertia, acc) + cross_force(vel, momentum)
-    if f_ext is not None:
-        f = f - f_ext
-    return project_wrenches(terms, lay, f)
+    return f if f_ext is None else f - f_ext
 
 
 def scatter_dofs(lay: DynamicsLayout, block: jnp.ndarray, nd: int) -> jnp.ndarray:

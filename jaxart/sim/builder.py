@@ -87,6 +87,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         self.joint_target_q: list[float] = []
         self.joint_axis: list[np.ndarray] = []
         self.joint_target_mode: list[int] = []
+        self.joint_drive_type: list[int] = []
         self.joint_dof: dict[str, list[float]] = {k: [] for k in _DOF_KEYS}
         # articulations
         self.articulation_start: list[int] = []
@@ -254,6 +255,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         for cfg in (*lin, *ang):
             self.joint_axis.append(np.asarray(cfg.axis, float))
             self.joint_target_mode.append(int(cfg.actuator_mode))
+            self.joint_drive_type.append(int(cfg.drive_type))
             self.joint_qd.append(0.0)
             for k in _DOF_KEYS:
                 self.joint_dof[k].append(float(getattr(cfg, k)))
@@ -315,7 +317,8 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
                            target_q=None, target_qd=None, target_ke=None, target_kd=None, damping=None,
                            stiffness=None, rest_q=None, limit_lower=None, limit_upper=None, limit_ke=None,
                            limit_kd=None, armature=None, effort_limit=None, velocity_limit=None, friction=None,
-                           actuator_mode=None, target_pos=None, target_vel=None, label: str | None = None,
+                           actuator_mode=None, target_pos=None, target_vel=None, drive_type=None,
+                           label: str | None = None,
                            collision_filter_parent: bool | None = None, enabled: bool = True,
                            custom_attributes: dict | None = None) -> int:
         """Add a revolute (hinge) joint; ``axis`` defaults to X. DOF keywords as :class:`JointDofConfig`."""
@@ -329,7 +332,8 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
                             target_q=None, target_qd=None, target_ke=None, target_kd=None, damping=None,
                             stiffness=None, rest_q=None, limit_lower=None, limit_upper=None, limit_ke=None,
                             limit_kd=None, armature=None, effort_limit=None, velocity_limit=None, friction=None,
-                            actuator_mode=None, target_pos=None, target_vel=None, label: str | None = None,
+                            actuator_mode=None, target_pos=None, target_vel=None, drive_type=None,
+                            label: str | None = None,
                             collision_filter_parent: bool | None = None, enabled: bool = True,
                             custom_attributes: dict | None = None) -> int:
         """Add a prismatic (slider) joint; DOF keywords as :class:`JointDofConfig`."""
@@ -581,7 +585,7 @@ def _type_name(jt) -> str:
 def _pick(loc: dict) -> dict:
     keys = ("target_q", "target_qd", "target_ke", "target_kd", "damping", "stiffness", "rest_q", "limit_lower",
             "limit_upper", "limit_ke", "limit_kd", "armature", "effort_limit", "velocity_limit", "friction",
-            "actuator_mode", "target_pos", "target_vel")
+            "actuator_mode", "target_pos", "target_vel", "drive_type")
     return {k: loc[k] for k in keys}
 
 

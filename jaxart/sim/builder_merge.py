@@ -66,6 +66,7 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
     dst.joint_target_q.extend(src.joint_target_q)
     dst.joint_axis.extend(a.copy() for a in src.joint_axis)
     dst.joint_target_mode.extend(src.joint_target_mode)
+    dst.joint_drive_type.extend(src.joint_drive_type)
     for k, v in src.joint_dof.items():
         dst.joint_dof[k].extend(v)
     for a in range(src.articulation_count):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from jaxart.sim.enums import MAXVAL, Axis, JointTargetMode
+from jaxart.sim.enums import MAXVAL, Axis, JointDriveType, JointTargetMode
 from jaxart.sim.validate import as_axis, as_float
 
 
@@ -31,6 +31,9 @@ class JointDofConfig:
         actuator_mode: :class:`JointTargetMode`; inferred from the gains when ``None``.
         target_pos: Alias of ``target_q``.
         target_vel: Alias of ``target_qd``.
+        drive_type: :class:`JointDriveType` of the drive gains (``FORCE`` when ``None``; ``ACCELERATION``:
+            ``target_ke`` [1/s²] and ``target_kd`` [1/s] scaled by the DOF's effective inertia, honoured by
+            ``SolverFeatherstone``).
     """
 
     def __init__(
@@ -55,6 +58,7 @@ class JointDofConfig:
         actuator_mode: JointTargetMode | None = None,
         target_pos: float | None = None,
         target_vel: float | None = None,
+        drive_type: JointDriveType | None = None,
     ) -> None:
         w = "JointDofConfig"
         if target_pos is not None:
@@ -101,6 +105,10 @@ class JointDofConfig:
             self.actuator_mode = JointTargetMode(int(actuator_mode))
         except ValueError:
             raise ValueError(f"{w}: actuator_mode must be a JointTargetMode, got {actuator_mode!r}") from None
+        try:
+            self.drive_type = JointDriveType(JointDriveType.FORCE if drive_type is None else int(drive_type))
+        except (TypeError, ValueError):
+            raise ValueError(f"{w}: drive_type must be a JointDriveType, got {drive_type!r}") from None
 
     @classmethod
     def create_unlimited(cls, axis) -> JointDofConfig:

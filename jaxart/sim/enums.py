@@ -27,6 +27,19 @@ class JointTargetMode(enum.IntEnum):
     EFFORT = 4
 
 
+class JointDriveType(enum.IntEnum):
+    """What a DOF's drive gains produce (PhysX ``PxArticulationDriveType``; a jaxart extension).
+
+    ``FORCE``: ``target_ke``/``target_kd`` give a force/torque [N/m, N·m/rad; N·s/m, N·m·s/rad].
+    ``ACCELERATION``: they give a joint acceleration [1/s², 1/s]; the solver multiplies them by the
+    DOF's effective inertia ``1 / (H⁻¹)_ii`` (mass matrix with armature), so the response does not
+    depend on the link inertias.
+    """
+
+    FORCE = 0
+    ACCELERATION = 1
+
+
 class BodyFlags(enum.IntFlag):
     """Body flags used by FK/IK ``body_flag_filter``."""
 

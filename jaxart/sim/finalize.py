@@ -124,6 +124,7 @@ def _topology(b) -> Topology:
         joint_dof_dim=ints(b.joint_dof_dim, (b.joint_count, 2)),
         joint_articulation=ints(b.joint_articulation),
         joint_target_mode=ints(b.joint_target_mode),
+        joint_drive_type=ints(b.joint_drive_type, (b.joint_dof_count,)),
         joint_enabled=StaticArray(np.asarray(b.joint_enabled, dtype=bool)),
         articulation_start=ints(b.articulation_start),
         articulation_end=ints(b.articulation_end),

@@ -101,8 +101,10 @@ class Model:
         joint_limit_upper: ``(joint_dof_count,)`` upper position limit; 1e10 = none.
         joint_limit_ke: ``(joint_dof_count,)`` limit stiffness [N/m or N·m/rad].
         joint_limit_kd: ``(joint_dof_count,)`` limit damping [N·s/m or N·m·s/rad].
-        joint_target_ke: ``(joint_dof_count,)`` drive stiffness.
-        joint_target_kd: ``(joint_dof_count,)`` drive damping.
+        joint_target_ke: ``(joint_dof_count,)`` drive stiffness [N/m or N·m/rad; 1/s² for DOFs whose
+            ``joint_drive_type`` (static, :class:`~jaxart.JointDriveType` per DOF) is ``ACCELERATION``].
+        joint_target_kd: ``(joint_dof_count,)`` drive damping [N·s/m or N·m·s/rad; 1/s for
+            ``ACCELERATION`` drives].
         joint_target_q: ``(joint_coord_count,)`` default position targets (coordinate layout).
         joint_target_qd: ``(joint_dof_count,)`` default velocity targets.
         joint_stiffness: ``(joint_dof_count,)`` passive spring stiffness toward ``joint_rest_q``.
@@ -111,7 +113,8 @@ class Model:
         joint_armature: ``(joint_dof_count,)`` armature added to the mass-matrix diagonal
             [kg or kg·m²].
         joint_friction: ``(joint_dof_count,)`` Coulomb friction force/torque [N or N·m].
-        joint_effort_limit: ``(joint_dof_count,)`` actuator force/torque limit.
+        joint_effort_limit: ``(joint_dof_count,)`` actuator force/torque limit [N or N·m] (an impulse
+            per step [N·s or N·m·s] under ``SolverFeatherstone(drive_limits_are_forces=False)``).
         joint_velocity_limit: ``(joint_dof_count,)`` velocity limit [m/s or rad/s].
         shape_transform: ``(shape_count, 7)`` shape pose in its body frame (world for static).
         shape_scale: ``(shape_count, 3)`` geometry parameters [m]: sphere (r,·,·), box half
@@ -287,6 +290,7 @@ _TOPOLOGY_ARRAYS = (
     "joint_dof_dim",
     "joint_articulation",
     "joint_target_mode",
+    "joint_drive_type",
     "joint_enabled",
     "articulation_start",
     "articulation_end",

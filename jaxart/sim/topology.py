@@ -52,6 +52,8 @@ class Topology(StaticRecord):
             contact, bypassing groups and filters (``add_shape_contact_pair``, MJCF ``<pair>``; a jaxart
             extension, not Newton's ``shape_contact_pairs``, which is the derived candidate list).
             ``None`` = no explicit pairs.
+        joint_drive_type: ``(joint_dof_count,)`` :class:`JointDriveType` per DOF (``FORCE`` or
+            ``ACCELERATION``); ``None`` = all ``FORCE``.
     """
 
     body_count: int
@@ -84,6 +86,7 @@ class Topology(StaticRecord):
     articulation_label: tuple[str, ...]
     joint_collision_filter_parent: StaticArray | None = None
     shape_explicit_contact_pairs: StaticArray | None = None
+    joint_drive_type: StaticArray | None = None
 
     def __repr__(self) -> str:
         return (

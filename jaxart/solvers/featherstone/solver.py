@@ -11,7 +11,11 @@ loop-closing joints                         ✗ at construction (``ignore_loop_j
 ``joint_f``, ``body_f``, gravity            ✓ (``joint_f`` of FREE joints is a world wrench at the COM)
 drives ``target_ke/kd`` per                 ✓ every DOF (FREE/DISTANCE: anchor position and the
 ``joint_target_mode``                         rotation vector, see below); implicit (default) or explicit
+``joint_drive_type`` ACCELERATION           ✓ gains [1/s², 1/s] scaled by the DOF's effective inertia
+                                              ``1/(H⁻¹)_ii`` (PhysX ``eACCELERATION``; dense world solve)
 ``joint_act``                               ✓ feed-forward, clamped with the drive by ``effort_limit``
+                                              (a force, or an impulse per step with
+                                              ``drive_limits_are_forces=False``)
 limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mode), drive off at a limit;
                                               FREE DOFs per DOF, DISTANCE on the anchor distance
 ``stiffness``/``rest_q``/``damping``          ✓ (angular springs wrap like Newton)
@@ -35,6 +39,12 @@ between two bodies (self-collision, two articulations, a robot and a free box) a
 the articulation blocks form one world system. See :mod:`jaxart.contact.implicit` for the law and
 the meaning of its gradients. ``contact="explicit"`` reproduces Newton's penalty law (stable only for
 ``dt`` well below ``sqrt(m/ke)``; the solver warns once when the step exceeds its estimate).
+
+Acceleration drives (``joint_drive_type = JointDriveType.ACCELERATION``, per DOF, see
+:mod:`jaxart.dynamics.drive_inertia`): ``target_ke``/``target_kd`` are in acceleration units and the drive
+force is ``m_i (ke e + kd ė)`` with ``m_i = 1 / (H⁻¹)_ii`` (mass matrix with armature, at the step's start),
+implicit like force drives, so a DOF driven alone follows the same trajectory whatever its link inertias.
+The effort limit clamps that force. Such models take the dense world solve (as DISTANCE limits do).
 
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
 ``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
@@ -90,6 +100,9 @@ class SolverFeatherstone(SolverBase):
             length scale [m] selecting the smooth (softplus) contact law of :mod:`jaxart.contact`.
         stiction_velocity: ``ε`` [m/s] of the implicit friction law: tangential speed below which a
             contact sticks (creep velocity ``≤ ε``).
+        drive_limits_are_forces: ``joint_effort_limit`` is a force/torque (default, PhysX
+            ``eDRIVE_LIMITS_ARE_FORCES``) or, when ``False``, an impulse [N·s, N·m·s] per step: the drive
+            force is clamped to ``effort_limit / dt``.
 
     Raises:
         ValueError: Loop-closing or disabled tree joints, or bad options.
@@ -97,13 +110,14 @@ class SolverFeatherstone(SolverBase):
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
-                'stiction_velocity')
+                'stiction_velocity', 'drive_limits_are_forces')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
                  friction_smoothing: float = 1e-2, ignore_loop_joints: bool = False,
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
-                 contact_smoothing: float | None = None, stiction_velocity: float = 1e-4) -> None:
+                 contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
+                 drive_limits_are_forces: bool = True) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
         if contact not in _CONTACTS:
@@ -128,6 +142,7 @@ class SolverFeatherstone(SolverBase):
         self.contact = contact
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self.stiction_velocity = float(stiction_velocity)
+        self.drive_limits_are_forces = bool(drive_limits_are_forces)
         self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
                         "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
 
@@ -158,7 +173,8 @@ class SolverFeatherstone(SolverBase):
         return featherstone_step(self.model, state_in, control, dt, angular_damping=self.angular_damping,
                                  implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
                                  extra_body_f=extra, contacts=implicit_contacts,
-                                 stiction_velocity=self.stiction_velocity)
+                                 stiction_velocity=self.stiction_velocity,
+                                 drive_limits_are_forces=self.drive_limits_are_forces)
 
 
 def _validate(model: Model, ignore_loop_joints: bool) -> None:

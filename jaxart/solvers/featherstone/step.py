@@ -22,8 +22,9 @@ import numpy as np
 from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.aba_contact import static_side_only
+from jaxart.dynamics.drive_inertia import drive_inertia_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
-from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
+from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
@@ -32,10 +33,10 @@ from jaxart.sim.model import Control, Model, State
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
-                                                    "stiction_velocity"))
+                                                    "stiction_velocity", "drive_limits_are_forces"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
-                      stiction_velocity: float = 1e-4) -> State:
+                      stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -53,6 +54,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             at trace time) as body impedances in the articulated-body algorithm under ``vmap``, otherwise
             (and for single worlds and derivatives) in the dense world solve.
         stiction_velocity: ``ε`` [m/s] of the implicit friction law.
+        drive_limits_are_forces: ``joint_effort_limit`` is a force (default) or, when ``False``, an
+            impulse per step (the drive force is clamped to ``effort_limit / dt``).
 
     Returns:
         The new state.
@@ -66,10 +69,13 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)
             if contacts.slot_bodies is not None and static_side_only(contacts.slot_bodies):
                 bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
-        options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps)
+        options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
+                       limit_impulse=not drive_limits_are_forces)
         lane_rows = ()
-        if dof_static(model.topology).dist_joint.size or (rows is not None and bodies is None):
-            # static choice: DISTANCE limits or contacts between two bodies need the dense world solve
+        if (dof_static(model.topology).dist_joint.size or acceleration_dofs(model.topology).any()
+                or (rows is not None and bodies is None)):
+            # static choice: DISTANCE limits or contacts between two bodies need the dense world solve;
+            # acceleration drives need the per-world effective inertias
             step = functools.partial(_step_plain, **options, contact=rows)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
             step = _step_lanes(**options, bodies=bodies)
@@ -95,12 +101,14 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, contact=None, bodies=None):
+                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None):
     """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
-    f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
+    m_eff = drive_inertia_from_base(model, joint_q, base_q) if acceleration_dofs(model.topology).any() else None
+    f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
+                                  drive_inertia=m_eff, limit_impulse=limit_impulse)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
     if dyad is None and contact is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
         qdd = aba_from_base(*args)
@@ -112,10 +120,11 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
 
 
 def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                 implicit, friction_eps, bodies=None):
+                 implicit, friction_eps, limit_impulse=False, bodies=None):
     """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; contact rows
     only against static geometry, with their static ``bodies``)."""
-    f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
+    f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
+                               limit_impulse=limit_impulse)
     contact = None if rows is None else (rows, bodies, dt)
     qdd = aba_kernel(model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f,
                      contact=contact)
@@ -125,6 +134,8 @@ def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt,
 
 
 @functools.lru_cache(maxsize=32)
-def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, bodies: tuple | None = None):
-    options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps, bodies=bodies)
+def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, limit_impulse: bool = False,
+                bodies: tuple | None = None):
+    options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
+                   limit_impulse=limit_impulse, bodies=bodies)
     return lanes(functools.partial(_step_kernel, **options), plain=functools.partial(_step_plain, **options))

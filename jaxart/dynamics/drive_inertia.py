@@ -1,0 +1,54 @@
+"""Effective joint-space inertia of acceleration drives (PhysX ``PxArticulationDriveType::eACCELERATION``).
+
+An acceleration drive's gains ``target_ke`` [1/s²] and ``target_kd`` [1/s] are multiplied by the DOF's
+effective inertia ``m_i = 1 / (H⁻¹)_ii`` (``H`` the articulation's mass matrix with armature): the inverse
+of the DOF's own acceleration response to a unit generalized force when every other DOF is free, which
+is how PhysX scales its drive impulses by the joint's unit response. A drive force ``m_i a`` on DOF ``i``
+alone then accelerates it by exactly ``a``, whatever the link masses; other forces (gravity, velocity
+products, other joints' drives) still act through the coupled dynamics. Kinematic DOFs get ``m_i = 1``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.dynamics.cholesky import spd_solve
+from jaxart.dynamics.dense_solve import _fixed_rows, _free_mask
+from jaxart.dynamics.joint_forces import acceleration_dofs
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.mass_matrix import block_armature, crba
+from jaxart.dynamics.motion import block_terms
+from jaxart.dynamics.rnea import scatter_dofs
+from jaxart.kinematics.fk import base_bodies
+
+__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base"]
+
+
+def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarray:
+    """``(joint_dof_count,)`` effective inertia ``1 / (H⁻¹)_ii`` per DOF [kg or kg·m²] at ``joint_q``.
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        body_q: ``(body_count, 7)`` poses; only bodies without a tree joint (static roots) are read.
+
+    Returns:
+        Effective inertias (1 for kinematic DOFs, 0 for DOFs outside the articulated trees).
+    """
+    lay = dynamics_layout(model)
+    terms = block_terms(model, joint_q, jnp.zeros((model.joint_dof_count,), joint_q.dtype), body_q)
+    eye = jnp.eye(lay.max_dofs, dtype=joint_q.dtype)
+    h = _fixed_rows(_free_mask(lay), crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
+    inv_cols = spd_solve(h[:, None], jnp.broadcast_to(eye, h.shape))  # [a, k] = H⁻¹ e_k
+    m_eff = 1.0 / jnp.diagonal(inv_cols, axis1=-2, axis2=-1)
+    return scatter_dofs(lay, jnp.where(jnp.asarray(lay.dof_valid), m_eff, 0.0), model.joint_dof_count)
+
+
+def drive_inertia_from_base(model, joint_q: jnp.ndarray, base_q: jnp.ndarray) -> jnp.ndarray:
+    """:func:`drive_inertia` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+    base = base_bodies(model.schedule)
+    slot = np.full(model.body_count, len(base))
+    slot[base] = np.arange(len(base))
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
+    return drive_inertia(model, joint_q, jnp.concatenate([base_q, ident])[slot])
