@@ -224,6 +224,7 @@ class _UsdImporter:
         prim = self.p.stage.GetPrimAtPath(path)
         cb = mass_callback(self.p, self.colliders, self.bodies)
         mass, diag, com, axes = UsdPhysics.RigidBodyAPI(prim).ComputeMassProperties(cb)
+        diag, axes = _authored_inertia(prim, diag, axes)
         rot = np_quat_to_matrix(quat_xyzw(axes))
         inertia = rot @ np.diag(vec(diag)) @ rot.T * u.mass * u.length ** 2
         mass = float(mass) * u.mass
@@ -329,3 +330,24 @@ __all__ = ["add_usd"]
 def _ncoord(b, j: int) -> int:
     end = b.joint_q_start[j + 1] if j + 1 < b.joint_count else b.joint_coord_count
     return end - b.joint_q_start[j]
+
+
+def _authored_inertia(prim, diag, axes):
+    """The body's authored MassAPI ``diagonalInertia``/``principalAxes`` where usd-core dropped them.
+
+    ``ComputeMassProperties`` treats a diagonal inertia with components of about 1e-6 or less as
+    unauthored and substitutes the colliders' inertia; fingertips and sensors of real robots are that
+    small. An authored, non-zero ``diagonalInertia`` on the body has the highest precedence in the
+    UsdPhysics spec, so it is used as written (with ``principalAxes``, identity when unauthored).
+    """
+    from pxr import Gf, UsdPhysics
+
+    api = UsdPhysics.MassAPI(prim)
+    attr = api.GetDiagonalInertiaAttr() if api else None
+    if attr is None or not attr.HasAuthoredValue() or not np.all(np.isfinite(vec(attr.Get()))) \
+            or np.max(vec(attr.Get())) <= 0.0:
+        return diag, axes
+    q = api.GetPrincipalAxesAttr().Get() if api.GetPrincipalAxesAttr().HasAuthoredValue() else None
+    if q is None or q.GetLength() < 0.5:
+        q = Gf.Quatf(1.0)
+    return attr.Get(), q
