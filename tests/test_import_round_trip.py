@@ -2,7 +2,8 @@
 
 Oracle: the URDF import itself. Bodies and joints are matched through the label → prim path map that
 ``export_model`` returns; masses, COMs, inertias, joint types, axes and limits must survive, and link
-world poses and the joint-space mass matrix must agree at random joint values.
+world poses and the joint-space mass matrix must agree at random joint values. (The gripper's URDF mimic
+constraints are not written to USD; ``export_model`` reports them.)
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def _check_fk_and_mass(model, model2, body, joint, *, seed=0, tol=1e-6):
         np.testing.assert_allclose(h2[np.ix_(perm, perm)], h1[:n, :n], atol=tol, rtol=1e-5)
 
 
-@pytest.mark.parametrize("case", ["arm fixed", "arm floating", "gripper (OBJ/STL/DAE meshes, mimics)"])
+@pytest.mark.parametrize("case", ["arm fixed", "arm floating", "gripper (OBJ/STL/DAE meshes)"])
 def test_urdf_usd_round_trip_own_robots(case, tmp_path):
     if case.startswith("arm"):
         model = _urdf_model(os.path.join(ASSETS, "arm.urdf"), floating=case == "arm floating" or None)
