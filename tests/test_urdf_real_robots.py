@@ -98,7 +98,7 @@ def _skew(v):
     return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
 
 
-def _pin_q_and_velocity_map(pm, b, res, q, values, floating):
+def _pin_q_and_velocity_map(pm, b, res, q, values):
     """Pinocchio's ``q`` and the matrix ``J`` with ``v_pin = J qd_jaxart``."""
     q_pin = pin.neutral(pm)
     jac = np.zeros((pm.nv, b.joint_dof_count))
@@ -138,7 +138,7 @@ def test_link_poses_and_mass_matrix_match_pinocchio(robot):
     rng = np.random.default_rng(7)
     for _ in range(2):
         q, values = _random_q(b, res, rng, floating)
-        q_pin, jac = _pin_q_and_velocity_map(pm, b, res, q, values, floating)
+        q_pin, jac = _pin_q_and_velocity_map(pm, b, res, q, values)
         body_q, h = (np.asarray(x) for x in _fk_and_mass(model, jnp.asarray(q)))
         pin.framesForwardKinematics(pm, pd, q_pin)
         for link, k in res["bodies"].items():
