@@ -22,6 +22,7 @@ import numpy as np
 from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.aba_contact import static_side_only
+from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
@@ -32,10 +33,10 @@ from jaxart.sim.model import Control, Model, State
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
-                                                    "stiction_velocity"))
+                                                    "stiction_velocity", "constraints"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
-                      stiction_velocity: float = 1e-4) -> State:
+                      stiction_velocity: float = 1e-4, constraints: Constraints | None = None) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -53,6 +54,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             at trace time) as body impedances in the articulated-body algorithm under ``vmap``, otherwise
             (and for single worlds and derivatives) in the dense world solve.
         stiction_velocity: ``ε`` [m/s] of the implicit friction law.
+        constraints: Static :class:`~jaxart.dynamics.dense_solve.Constraints` (loop-closing joints, equality
+            and mimic constraints as hard rows on the end-of-step velocity; dense world solve), or ``None``.
 
     Returns:
         The new state.
@@ -68,9 +71,12 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
                 bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
         options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps)
         lane_rows = ()
-        if dof_static(model.topology).dist_joint.size or (rows is not None and bodies is None):
-            # static choice: DISTANCE limits or contacts between two bodies need the dense world solve
-            step = functools.partial(_step_plain, **options, contact=rows)
+        if constraints is not None and constraints.plan.empty:
+            constraints = None
+        if dof_static(model.topology).dist_joint.size or (rows is not None and bodies is None) or constraints:
+            # static choice: DISTANCE limits, contacts between two bodies or constraint rows need the dense
+            # world solve
+            step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
             step = _step_lanes(**options, bodies=bodies)
             lane_rows = (rows._replace(body_a=None, body_b=None),)
@@ -95,17 +101,17 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, contact=None, bodies=None):
+                implicit, friction_eps, contact=None, bodies=None, constraints=None):
     """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
     f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
-    if dyad is None and contact is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
+    if dyad is None and contact is None and constraints is None:  # every implicit term is diagonal: O(n) ABA
         qdd = aba_from_base(*args)
-    else:  # implicit contact rows or DISTANCE-limit rows (rank one per joint): dense solve
-        qdd = dense_from_base(*args, dyad=dyad, contact=contact)
+    else:  # implicit contact rows, DISTANCE-limit rows (rank one per joint) or constraint rows: dense solve
+        qdd = dense_from_base(*args, dyad=dyad, contact=contact, constraints=constraints, dt=dt)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_coords(model, joint_q, qd, dt)
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))
