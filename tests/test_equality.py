@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
+from equality_models import INERTIA, all_types_builder, chain_builder, fourbar_builder, point, residual_norms
 
 import jaxart
 from jaxart.sim.enums import EqType
@@ -21,41 +22,6 @@ from jaxart.sim.validate import np_quat_mul, np_transform_inverse, np_transform_
 
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
-INERTIA = [0.01, 0.012, 0.008]
-
-
-def _pt(x, p) -> np.ndarray:
-    return np_transform_mul(np.asarray(x, np.float64), np.concatenate([p, [0.0, 0.0, 0.0, 1.0]]))[:3]
-
-
-def chain_builder() -> tuple[jaxart.ModelBuilder, dict]:
-    """Two articulations with non-identity joint anchors (MuJoCo frames differ from body frames)."""
-    b = jaxart.ModelBuilder()
-    l1 = b.add_link(xform=((0, 0, 1.5), (0, 0, 0, 1)), mass=1.0, com=(0, 0, -0.25), inertia=INERTIA, label="l1")
-    j1 = b.add_joint_revolute(-1, l1, axis=(1, 0, 0), parent_xform=((0, 0, 2), (0, 0, 0, 1)),
-                              child_xform=((0, 0, 0.5), (0, 0, 0, 1)), label="j1")
-    q = np.array([0.0, np.sin(0.2), 0.0, np.cos(0.2)])
-    l2 = b.add_link(xform=((0, 0, 1.0), (0, 0, 0, 1)), mass=1.0, com=(0, 0, -0.25), inertia=INERTIA, label="l2")
-    j2 = b.add_joint_revolute(l1, l2, axis=(0, 1, 0), child_xform=((0.1, 0, 0.5), q), parent_xform=((0.1, 0, 0), q),
-                              label="j2")
-    b.add_articulation([j1, j2])
-    l3 = b.add_link(xform=((0.5, 0, 1.0), (0, 0, 0, 1)), mass=1.0, com=(0, 0, -0.25), inertia=INERTIA, label="l3")
-    j3 = b.add_joint_prismatic(-1, l3, axis=(0, 0, 1), parent_xform=((0.5, 0, 1.2), (0, 0, 0, 1)),
-                               child_xform=((0, 0, 0.2), (0, 0, 0, 1)), label="j3")
-    b.add_articulation([j3])
-    return b, dict(l1=l1, l2=l2, l3=l3, j1=j1, j2=j2, j3=j3)
-
-
-def all_types_builder() -> tuple[jaxart.ModelBuilder, dict]:
-    b, ix = chain_builder()
-    b.joint_q[:] = [0.3, -0.2, 0.05]  # CONNECT's body2 point is taken at this initial configuration
-    ix["con"] = b.add_equality_constraint_connect(ix["l2"], -1, anchor=(0.05, 0.02, -0.5), label="con")
-    ix["weld"] = b.add_equality_constraint_weld(
-        ix["l1"], ix["l3"], anchor=(0.1, 0.0, 0.05), torquescale=0.5, label="weld",
-        relpose=((0.4, 0.1, -0.3), (0.1, 0.2, 0.0, 0.97)))
-    ix["joint"] = b.add_equality_constraint_joint(ix["j2"], ix["j1"], polycoef=[0.1, -1.0, 0.3], label="joint")
-    ix["mimic"] = b.add_constraint_mimic(ix["j3"], ix["j1"], coef0=0.2, coef1=0.5, label="mimic")
-    return b, ix
 
 
 # ------------------------------------------------------------------ builder
@@ -79,7 +45,7 @@ def test_builder_fields_and_defaults():
     k = b.add_equality_constraint_weld(ix["l1"], ix["l2"], anchor=(0.0, 0.3, 0.0))
     x1, x2 = b.body_q[ix["l1"]], b.body_q[ix["l2"]]
     rp = b.equality_constraint_relpose[k]
-    np.testing.assert_allclose(_pt(x1, rp[:3]), _pt(x2, [0.0, 0.3, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(point(x1, rp[:3]), point(x2, [0.0, 0.3, 0.0]), atol=1e-12)
     np.testing.assert_allclose(np_quat_mul(x1[3:], rp[3:]), x2[3:], atol=1e-12)
 
 
@@ -160,16 +126,16 @@ def test_add_builder_moves_world_frame_constraint_data():
     dst = jaxart.ModelBuilder()
     x = np.array([1.0, 2.0, 0.0, 0.0, 0.0, np.sin(0.3), np.cos(0.3)])
     dst.add_builder(src, xform=x)
-    np.testing.assert_allclose(dst.equality_constraint_anchor[0], _pt(x, [0.1, 0.2, 0.3]))
+    np.testing.assert_allclose(dst.equality_constraint_anchor[0], point(x, [0.1, 0.2, 0.3]))
     moved = np_transform_mul(x, src.equality_constraint_relpose[1])
     np.testing.assert_allclose(dst.equality_constraint_relpose[1], moved)
     np.testing.assert_allclose(dst.equality_constraint_anchor[1], [0.0, 0.1, 0.0])  # on body2: unchanged
-    np.testing.assert_allclose(dst.equality_constraint_anchor[2], _pt(x, [0.3, 0.0, 0.0]))  # on the world
+    np.testing.assert_allclose(dst.equality_constraint_anchor[2], point(x, [0.3, 0.0, 0.0]))  # on the world
     np.testing.assert_allclose(dst.equality_constraint_relpose[2], src.equality_constraint_relpose[2])
     # the preserved weld still holds after the move: x_world · relpose == x_l2 · anchor
     xl2 = dst.body_q[ix["l2"]]
     rp = dst.equality_constraint_relpose[1]
-    np.testing.assert_allclose(rp[:3], _pt(xl2, [0.0, 0.1, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(rp[:3], point(xl2, [0.0, 0.1, 0.0]), atol=1e-12)
 
 
 def test_model_fields_static_and_traced():
@@ -192,11 +158,12 @@ def test_model_fields_static_and_traced():
     assert e.equality_constraint_anchor.shape == (0, 3) and e.equality_constraint_count == 0
 
 
-def test_native_solvers_raise_on_enabled_constraints():
+def test_maximal_solvers_raise_on_enabled_constraints():
+    """SolverXPBD/SolverSemiImplicit do not enforce them (SolverFeatherstone does: test_featherstone_constraints)."""
     b, ix = chain_builder()
     b.add_constraint_mimic(ix["j3"], ix["j1"], label="mim")
     m = b.finalize(dtype=F64)
-    for cls in (jaxart.solvers.SolverFeatherstone, jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
+    for cls in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
         with pytest.raises(NotImplementedError, match=rf"{cls.__name__}.*'mim'.*SolverMuJoCo"):
             cls(m)
     b, ix = chain_builder()
@@ -270,12 +237,12 @@ def test_mjcf_equalities_import_and_keep_mujoco_residuals():
     # the weld's relpose reproduces MuJoCo's (compiler-inferred) relative pose at qpos0
     xa, xc = b.body_q[bodies["a"]], b.body_q[bodies["c"]]
     rp = b.equality_constraint_relpose[1]
-    np.testing.assert_allclose(_pt(xa, rp[:3]), _pt(xc, [0.1, 0, 0]), atol=1e-12)
+    np.testing.assert_allclose(point(xa, rp[:3]), point(xc, [0.1, 0, 0]), atol=1e-12)
     np.testing.assert_allclose(np.abs(np_quat_mul(xa[3:], rp[3:]) @ xc[3:]), 1.0, atol=1e-12)
     # a world reference picks up the import's xform (relpose in the jaxart world frame)
     assert b.equality_constraint_body1[4] == -1 and b.equality_constraint_body2[4] == bodies["d"]
     xd, rp = b.body_q[bodies["d"]], b.equality_constraint_relpose[4]
-    np.testing.assert_allclose(rp[:3], _pt(xd, [0, 0.1, 0]), atol=1e-12)
+    np.testing.assert_allclose(rp[:3], point(xd, [0, 0.1, 0]), atol=1e-12)
     np.testing.assert_allclose(np.abs(rp[3:] @ xd[3:]), 1.0, atol=1e-12)
     assert abs(xd[0] - 1.5) < 1e-12  # (the body itself sits at MJCF x = 1 shifted by the xform's 0.5)
 
@@ -293,40 +260,6 @@ def test_mjcf_unsupported_equalities_are_reported():
 
 
 # ------------------------------------------------------------------ SolverMuJoCo mapping
-def _jaxart_residual_norms(model, body_q, joint_q) -> list[float]:
-    """|residual| of every equality then mimic constraint from jaxart's documented semantics."""
-    bq0 = np.asarray(jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state()).body_q)
-    qs = model.joint_q_start
-
-    def pose(b, bq):
-        return np.array([0, 0, 0, 0, 0, 0, 1.0]) if b < 0 else np.asarray(bq[b])
-
-    out = []
-    for k in range(model.equality_constraint_count):
-        t, b1, b2 = (int(model.equality_constraint_type[k]), int(model.equality_constraint_body1[k]),
-                     int(model.equality_constraint_body2[k]))
-        a = np.asarray(model.equality_constraint_anchor[k])
-        if t == EqType.CONNECT:
-            p2 = _pt(np_transform_inverse(pose(b2, bq0)), _pt(pose(b1, bq0), a))
-            out.append(np.linalg.norm(_pt(pose(b1, body_q), a) - _pt(pose(b2, body_q), p2)))
-        elif t == EqType.WELD:
-            rp = np.asarray(model.equality_constraint_relpose[k])
-            out.append(np.linalg.norm(_pt(pose(b1, body_q), rp[:3]) - _pt(pose(b2, body_q), a)))
-            q1r = np_quat_mul(pose(b1, body_q)[3:], rp[3:])
-            err = np_quat_mul(np.array([-q1r[0], -q1r[1], -q1r[2], q1r[3]]), pose(b2, body_q)[3:])
-            out.append(float(model.equality_constraint_torquescale[k]) * np.linalg.norm(err[:3]))
-        else:
-            j1, j2 = int(model.equality_constraint_joint1[k]), int(model.equality_constraint_joint2[k])
-            x = joint_q[qs[j2]] if j2 >= 0 else 0.0
-            y = np.polynomial.polynomial.polyval(x, np.asarray(model.equality_constraint_polycoef[k]))
-            out.append(abs(joint_q[qs[j1]] - y))
-    for k in range(model.constraint_mimic_count):
-        j0, j1 = int(model.constraint_mimic_joint0[k]), int(model.constraint_mimic_joint1[k])
-        out.append(abs(joint_q[qs[j0]] - float(model.constraint_mimic_coef0[k])
-                       - float(model.constraint_mimic_coef1[k]) * joint_q[qs[j1]]))
-    return out
-
-
 @pytest.fixture(scope="module")
 def all_types_solver():
     b, ix = all_types_builder()
@@ -347,7 +280,7 @@ def test_mjmodel_equality_rows(all_types_solver):
     np.testing.assert_array_equal(mj.eq_active0, [1, 1, 1, 1])
     # anchor in l2's MuJoCo frame = body frame · joint_X_c
     x_c = np.asarray(model.joint_X_c[ix["j2"]])
-    np.testing.assert_allclose(mj.eq_data[0, 0:3], _pt(np_transform_inverse(x_c), [0.05, 0.02, -0.5]), atol=1e-12)
+    np.testing.assert_allclose(mj.eq_data[0, 0:3], point(np_transform_inverse(x_c), [0.05, 0.02, -0.5]), atol=1e-12)
     np.testing.assert_allclose(mj.eq_data[1, 10], 0.5)
     np.testing.assert_allclose(mj.eq_data[2, 0:5], [0.1, -1.0, 0.3, 0, 0])
     np.testing.assert_allclose(mj.eq_data[3, 0:5], [0.2, 0.5, 0, 0, 0])
@@ -361,7 +294,7 @@ def test_mujoco_residuals_match_jaxart_semantics(all_types_solver):
         st = jaxart.eval_fk(model, jnp.asarray(jq), model.joint_qd, model.state())
         d = solver.to_mj_data(st)
         res = _mj_residuals(solver.mj_model, d)
-        mine = _jaxart_residual_norms(model, np.asarray(st.body_q), jq)
+        mine = residual_norms(model, np.asarray(st.body_q), jq)
         got = [np.linalg.norm(res[0]), np.linalg.norm(res[1][:3]), np.linalg.norm(res[1][3:]), abs(res[2][0]),
                abs(res[3][0])]
         np.testing.assert_allclose(got, mine, atol=1e-10)
@@ -440,34 +373,8 @@ def test_connect_trajectory_matches_mujoco_c():
     np.testing.assert_allclose(hist, ref, atol=2e-4)
     # it swings (COM offset from the pin) and the pin holds in world coordinates
     assert np.abs(hist[-1, :3] - hist[0, :3]).max() > 0.02
-    pins = np.stack([_pt(x[0], [0.2, 0, 0.4]) for x in np.asarray(body_hist)])
+    pins = np.stack([point(x[0], [0.2, 0, 0.4]) for x in np.asarray(body_hist)])
     np.testing.assert_allclose(pins, np.broadcast_to([0.5, 0.0, 1.4], pins.shape), atol=2e-3)
-
-
-def fourbar_builder(loop: str):
-    """Parallelogram A(0,0,1)–B(0,0,.5)–C(0,.5,.5)–D(0,.5,1) in the y-z plane, closed at C by ``loop``."""
-    b = jaxart.ModelBuilder()
-    ax = (1.0, 0.0, 0.0)
-    crank = b.add_link(xform=((0, 0, 1.0), (0, 0, 0, 1)), mass=1.0, com=(0, 0, -0.25), inertia=INERTIA, label="crank")
-    j0 = b.add_joint_revolute(-1, crank, axis=ax, parent_xform=((0, 0, 1.0), (0, 0, 0, 1)), label="j0")
-    coupler = b.add_link(xform=((0, 0, 0.5), (0, 0, 0, 1)), mass=1.0, com=(0, 0.25, 0), inertia=INERTIA,
-                         label="coupler")
-    j1 = b.add_joint_revolute(crank, coupler, axis=ax, parent_xform=((0, 0, -0.5), (0, 0, 0, 1)), label="j1")
-    rocker = b.add_link(xform=((0, 0.5, 1.0), (0, 0, 0, 1)), mass=1.0, com=(0, 0, -0.25), inertia=INERTIA,
-                        label="rocker")
-    j2 = b.add_joint_revolute(-1, rocker, axis=ax, parent_xform=((0, 0.5, 1.0), (0, 0, 0, 1)), label="j2")
-    b.add_articulation([j0, j1])
-    b.add_articulation([j2])
-    x_p, x_c = ((0, 0.5, 0), (0, 0, 0, 1)), ((0, 0, -0.5), (0, 0, 0, 1))
-    if loop == "revolute":
-        lj = b.add_joint_revolute(coupler, rocker, axis=ax, parent_xform=x_p, child_xform=x_c, label="loop")
-    elif loop == "ball":
-        lj = b.add_joint_ball(coupler, rocker, parent_xform=x_p, child_xform=x_c, label="loop")
-    elif loop == "fixed":
-        lj = b.add_joint_fixed(coupler, rocker, parent_xform=x_p, child_xform=x_c, label="loop")
-    else:
-        lj = b.add_joint_prismatic(coupler, rocker, axis=(0, 0, 1), parent_xform=x_p, child_xform=x_c, label="loop")
-    return b, lj
 
 
 @pytest.mark.parametrize("loop, types", [
@@ -501,7 +408,7 @@ def test_loop_joints_become_equalities(loop, types):
     final, (hist, body_hist) = rollout_fn(solver, 100, 0.002)(st, model.control())
     assert abs(float(hist[-1, 0])) > 0.1
     np.testing.assert_allclose(hist[:, model.joint_q_start[lj]], model.joint_q[model.joint_q_start[lj]])
-    gap = [np.linalg.norm(_pt(x[1], [0, 0.5, 0]) - _pt(x[2], [0, 0, -0.5])) for x in np.asarray(body_hist)]
+    gap = [np.linalg.norm(point(x[1], [0, 0.5, 0]) - point(x[2], [0, 0, -0.5])) for x in np.asarray(body_hist)]
     assert max(gap) < 2e-3
     np.testing.assert_allclose(hist[:, 0], -hist[:, 1], atol=5e-3)  # parallelogram: the coupler stays level
     np.testing.assert_allclose(hist[:, 0], hist[:, 2], atol=5e-3)

@@ -279,8 +279,10 @@ def test_construction_errors_and_contacts_seam():
     b.add_articulation([j0, j1])
     b.add_joint_ball(-1, c, label="closing")
     model = b.finalize(dtype=F64)
-    with pytest.raises(ValueError, match="closing"):
-        SolverFeatherstone(model)
+    from jaxart.dynamics.constraint_rows import constraint_plan
+
+    assert [lp[0] for lp in constraint_plan(model).loops] == [2]  # enforced by default (test_featherstone_constraints)
+    assert constraint_plan(model, ignore_loop_joints=True).empty
     solver = SolverFeatherstone(model, ignore_loop_joints=True)
     out = solver.step(model.state(), None, None, 1e-3)
     np.testing.assert_allclose(out.joint_q[2:6], model.joint_q[2:6])  # the loop joint is not simulated

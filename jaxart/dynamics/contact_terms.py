@@ -24,11 +24,11 @@ from jaxart.dynamics.layout import DynamicsLayout
 from jaxart.dynamics.motion import BlockTerms
 from jaxart.math import small
 
-__all__ = ["contact_apply", "contact_matrix", "contact_rhs", "row_jacobians"]
+__all__ = ["body_slot_masks", "contact_apply", "contact_matrix", "contact_rhs", "row_jacobians"]
 
 
 @functools.lru_cache(maxsize=64)
-def _body_slot_masks(lay: DynamicsLayout, body_count: int) -> np.ndarray:
+def body_slot_masks(lay: DynamicsLayout, body_count: int) -> np.ndarray:
     """``(n + 1, A·D)`` static masks: flat DOF slot ``k`` moves body ``b`` (last row: static, all zero)."""
     a_count, links = lay.link_body.shape
     masks = np.zeros((body_count + 1, a_count * lay.max_dofs), bool)
@@ -41,7 +41,7 @@ def _body_slot_masks(lay: DynamicsLayout, body_count: int) -> np.ndarray:
 
 
 def _masks(lay: DynamicsLayout, body_count: int, body, dtype) -> jnp.ndarray:
-    table = _body_slot_masks(lay, body_count)
+    table = body_slot_masks(lay, body_count)
     if isinstance(body, np.ndarray):  # static rows: a numpy gather, a constant in the program
         return jnp.asarray(table[np.where(body < 0, body_count, body)], dtype)
     return jnp.asarray(table, dtype)[jnp.where(body < 0, body_count, body)]

@@ -12,6 +12,7 @@ of 64 477 → 404 ms (forward 3.2 / 52 ms).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -19,12 +20,13 @@ import numpy as np
 from jax import lax
 
 from jaxart.dynamics.cholesky import cho_solve, cholesky, spd_solve
+from jaxart.dynamics.constraint_rows import ConstraintPlan, constraint_rows
 from jaxart.dynamics.contact_terms import contact_apply, contact_matrix, contact_rhs, row_jacobians
 from jaxart.dynamics.convert import joint_f_to_generalized
 from jaxart.dynamics.joint_forces import dyad_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.mass_matrix import crba
-from jaxart.dynamics.motion import block_terms
+from jaxart.dynamics.motion import block_terms, dof_columns
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
 from jaxart.math import small
 
@@ -86,7 +88,7 @@ def _world_matrix(h: jnp.ndarray) -> jnp.ndarray:
     return (eye[:, None, :, None] * h[:, :, None, :]).reshape(1, a * d, a * d)
 
 
-def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x):
+def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x, world=False):
     """Residual ``(H + diag(e) + Σ w wᵀ) x + C q̇ + g − Jᵀ f_ext − τ`` at block accelerations ``x``:
     one RNEA pass with ``x`` (no mass matrix). With contact rows, ``x`` and the residual are one flat
     world block ``(1, A·D)`` and the implicit contact terms are included."""
@@ -97,13 +99,13 @@ def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, 
         r = r + small.matvec(_dyad_blocks(model, lay, dyad), xb)
     r = r - _block_tau(model, lay, terms, joint_f, tau_extra)
     if contact is None:
-        return r
+        return r.reshape(1, -1) if world else r
     jac = row_jacobians(lay, terms, contact)
     r = r.reshape(-1) + contact_apply(jac, contact, x.reshape(-1)) - contact_rhs(jac, contact, terms.qd.reshape(-1))
     return r[None]
 
 
-def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact):
+def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, world=False):
     """Matrices ``H + diag(e) (+ w wᵀ)`` with fixed rows replaced and right-hand sides: ``(A, D, D)``/``(A, D)``
     blocks, or with contact rows one ``(1, A·D, A·D)``/``(1, A·D)`` world block with the implicit contact terms.
 
@@ -123,6 +125,8 @@ def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact):
         h = _world_matrix(h) + contact_matrix(jac, contact)[None]
         rhs = rhs.reshape(1, -1) + contact_rhs(jac, contact, terms.qd.reshape(-1))[None]
         free = free.reshape(1, -1)
+    elif world:
+        h, rhs, free = _world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
     return _fixed_rows(free, h), jnp.where(free, rhs, 0.0), free
 
 
@@ -130,58 +134,146 @@ def _scatter(lay, x, nd):
     return scatter_dofs(lay, x.reshape(lay.dof_index.shape), nd)
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _accelerations(bodies, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
-                   contact):
+class Constraints(NamedTuple):
+    """Static options of the bilateral constraint rows in the dense solve (hashable).
+
+    Attributes:
+        plan: :class:`~jaxart.dynamics.constraint_rows.ConstraintPlan` of the model.
+        stabilization: Baumgarte factor ``β`` ∈ (0, 1]: the end-of-step velocity removes ``β·g/dt`` of
+            the position error ``g`` (1: the whole error in one step).
+        regularization: Relative regularisation ``ρ`` of the constraint Schur complement (redundant rows).
+    """
+
+    plan: ConstraintPlan
+    stabilization: float
+    regularization: float
+
+
+def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constraints):
+    """``(G, c)``: flat rows with fixed slots zeroed and the targets ``G q̈ = c`` of the step, where
+    ``c = (−β g/dt − G q̇)/dt`` makes the end-of-step velocity ``q̇ + dt q̈`` remove ``β g`` per step."""
     lay = dynamics_layout(model)
-    h, rhs, _ = _system(model, block_terms(model, joint_q, joint_qd, body_q_base), joint_f, tau_extra, d_extra,
-                        body_f, dyad, _with_bodies(contact, bodies))
-    return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
+    g_mat, err = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0)
+    g_mat = g_mat * free.reshape(1, -1).astype(g_mat.dtype)
+    c = (-opts.stabilization * err / dt - g_mat @ terms.qd.reshape(-1)) / dt
+    return g_mat, c
+
+
+def _schur_factor(low, g_mat, rho):
+    """``(Y, R, chol(S + R))`` with ``Y = (A⁻¹ Gᵀ)ᵀ`` ``(m, N)``, ``S = G A⁻¹ Gᵀ`` and the regularisation
+    ``R = ρ·(diag S + mean diag S)`` (``A = L Lᵀ``, ``low`` ``(1, N, N)``; ``R`` is held constant under
+    differentiation)."""
+    y = jax.vmap(lambda g: cho_solve(low, g[None])[0])(g_mat)
+    s = g_mat @ y.T
+    s_diag = jnp.diagonal(s)
+    r_diag = rho * (s_diag + jnp.mean(s_diag) + jnp.finfo(s.dtype).tiny ** 0.5)
+    return y, r_diag, cholesky(s + jnp.diag(r_diag))
+
+
+def _schur_solve(low, g_mat, fac, b1, b2):
+    """Solve ``[[A, Gᵀ], [G, −R]] (x, μ) = (b1, b2)`` by the Schur complement (``fac`` from :func:`_schur_factor`)."""
+    y, _, s_low = fac
+    x0 = cho_solve(low, b1)[0]
+    mu = cho_solve(s_low, g_mat @ x0 - b2)
+    return (x0 - mu @ y)[None], mu
+
+
+def _initial_poses(model, body_q_base, opts):
+    if opts is None or not opts.plan.connect:
+        return None
+    return dof_columns(model, model.joint_q.astype(body_q_base.dtype), body_q_base)[1][0]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
+                   contact, dt):
+    lay = dynamics_layout(model)
+    terms = block_terms(model, joint_q, joint_qd, body_q_base)
+    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, _with_bodies(contact, bodies),
+                           world=opts is not None)
+    if opts is None:
+        return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
+    g_mat, c = _constraint_system(model, terms, joint_q, dt, _initial_poses(model, body_q_base, opts), free, opts)
+    low = cholesky(h)
+    x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization), rhs, c)
+    return _scatter(lay, x, model.joint_dof_count)
 
 
 @_accelerations.defjvp
-def _accelerations_jvp(bodies, primals, tangents):
+def _accelerations_jvp(bodies, opts, primals, tangents):
     """Implicit differentiation: ``A ẋ = −∂r/∂(inputs) · (input tangents)`` at the solution ``x``.
 
     The tangent of the residual is one forward-mode RNEA pass (:func:`_residual`), and ``A⁻¹`` reuses
     the primal Cholesky factor through ``lax.custom_linear_solve``: the mass matrix and the
     factorisation are never differentiated (reverse mode keeps only the RNEA linearisation and the
-    factor).
+    factor). With constraint rows the system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
+    ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
     """
-    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact = primals
+    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt = primals
     t_model, t_q, t_qd, t_base, *t_rest = tangents
     lay = dynamics_layout(model)
     terms, t_terms = jax.jvp(block_terms, (model, joint_q, joint_qd, base), (t_model, t_q, t_qd, t_base))
     full = _with_bodies(contact, bodies)
-    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full)
+    world = opts is not None
+    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world)
     low = cholesky(h)
-    x = cho_solve(low, rhs)
-
-    def residual(m, t, jf, te, de, bf, dy, c):
-        return _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x)
-
-    _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact),
-                       (t_model, t_terms, *t_rest))
-    x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
-                                    lambda _, r: cho_solve(low, r), symmetric=True)
     nd = model.joint_dof_count
+    if opts is None:
+        x = cho_solve(low, rhs)
+
+        def residual(m, t, jf, te, de, bf, dy, c):
+            return _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x)
+
+        _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact),
+                           (t_model, t_terms, *t_rest[:-1]))
+        x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
+                                        lambda _, r: cho_solve(low, r), symmetric=True)
+        return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
+    q0 = _initial_poses(model, base, opts)
+    g_mat, c = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
+    fac = _schur_factor(low, g_mat, opts.regularization)
+    r_diag = fac[1]
+    x, mu = _schur_solve(low, g_mat, fac, rhs, c)
+
+    def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step):
+        r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True)
+        gm, cc = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
+        return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
+
+    _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,
+                                             contact, dt), (t_model, t_terms, t_q, t_base, *t_rest))
+
+    def matvec(v):
+        vx, vm = v
+        return small.matvec(h, vx) + (vm @ g_mat)[None], g_mat @ vx[0] - r_diag * vm
+
+    x_dot, _ = lax.custom_linear_solve(matvec, (jnp.where(free, -r1_dot, 0.0), -r2_dot),
+                                       lambda _, r: _schur_solve(low, g_mat, fac, r[0], r[1]), symmetric=True)
     return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
 
 
 def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad=None,
-                        contact=None):
+                        contact=None, constraints: Constraints | None = None, dt=None):
     """The same accelerations by CRBA + RNEA and a dense per-articulation Cholesky solve.
 
     Arguments as :data:`~jaxart.dynamics.aba.aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
     ``w wᵀ`` of :func:`~jaxart.dynamics.joint_forces.joint_forces` (implicit DISTANCE limits) to ``H``, and
     ``contact`` (:class:`~jaxart.contact.implicit.ImplicitContactRows`) the implicit contact terms of
     :mod:`jaxart.dynamics.contact_terms` (the articulation blocks are then solved as one world system, so
-    contacts between articulations couple them). Derivatives are implicit (see :func:`_accelerations_jvp`):
-    one RNEA linearisation and two triangular solves with the primal factor, instead of differentiating ``H``.
+    contacts between articulations couple them). ``constraints`` (:class:`Constraints`, with the step's
+    ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.constraint_rows` as hard constraints on the
+    end-of-step velocity (a saddle-point solve by the Schur complement, one world system). Derivatives are
+    implicit (see :func:`_accelerations_jvp`): one RNEA linearisation and two triangular solves with the
+    primal factor, instead of differentiating ``H``.
     """
     bodies = None
     if contact is not None and isinstance(contact.body_a, np.ndarray) and isinstance(contact.body_b, np.ndarray):
         bodies = (tuple(int(b) for b in contact.body_a), tuple(int(b) for b in contact.body_b))
         contact = contact._replace(body_a=None, body_b=None)
-    return _accelerations(bodies, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
-                          contact)
+    if constraints is not None and constraints.plan.empty:
+        constraints = None
+    if constraints is not None and dt is None:
+        raise ValueError("dense_accelerations: constraints need the step's dt")
+    dt = jnp.zeros((), joint_q.dtype) if dt is None else jnp.asarray(dt, joint_q.dtype)
+    return _accelerations(bodies, constraints, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra,
+                          body_f, dyad, contact, dt)

@@ -7,7 +7,10 @@ joint types PRISMATIC/REVOLUTE/BALL/FIXED/  ✓ (FREE integrated at the child CO
 FREE/D6
 DISTANCE                                    ✓ as FREE; finite distance limits as a penalty with the
                                               first DOF's ``limit_ke/kd`` (✗ if both are 0: hard limit)
-loop-closing joints                         ✗ at construction (``ignore_loop_joints=True`` skips them)
+loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
+                                              FREE/DISTANCE; ✗ with drives or finite limits);
+                                              ``ignore_loop_joints=True`` skips them
+equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`)
 ``joint_f``, ``body_f``, gravity            ✓ (``joint_f`` of FREE joints is a world wrench at the COM)
 drives ``target_ke/kd`` per                 ✓ every DOF (FREE/DISTANCE: anchor position and the
 ``joint_target_mode``                         rotation vector, see below); implicit (default) or explicit
@@ -45,6 +48,13 @@ Acceleration drives (``joint_drive_type = JointDriveType.ACCELERATION``, per DOF
 force is ``m_i (ke e + kd ė)`` with ``m_i = 1 / (H⁻¹)_ii`` (mass matrix with armature, at the step's start),
 implicit like force drives, so a DOF driven alone follows the same trajectory whatever its link inertias.
 The effort limit clamps that force. Such models take the dense world solve (as DISTANCE limits do).
+Constraints (loop-closing joints, equality and mimic constraints): every row ``g(q) = 0`` is imposed on
+the end-of-step velocity, ``G (q̇ + dt q̈) = −β g / dt`` (Baumgarte factor ``β = constraint_stabilization``),
+in the same solve as the drives and contacts: the saddle-point system ``[[A, Gᵀ], [G, −R]]`` is solved by
+its Schur complement with the Cholesky factor of ``A`` (``R`` a small regularisation, relative
+``constraint_regularization``, so redundant rows such as a planar loop's out-of-plane directions are
+harmless). Models with rows take the dense world solve. Loop joints keep their own ``joint_q``/``joint_qd``
+(they have no coordinates in the reduced system).
 
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
 ``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
@@ -63,6 +73,8 @@ import jax
 import numpy as np
 
 from jaxart.contact.penalty import contact_body_wrenches
+from jaxart.dynamics.constraint_rows import constraint_plan
+from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
@@ -103,21 +115,27 @@ class SolverFeatherstone(SolverBase):
         drive_limits_are_forces: ``joint_effort_limit`` is a force/torque (default, PhysX
             ``eDRIVE_LIMITS_ARE_FORCES``) or, when ``False``, an impulse [N·s, N·m·s] per step: the drive
             force is clamped to ``effort_limit / dt``.
+        constraint_stabilization: Baumgarte factor ``β`` ∈ (0, 1] of loop/equality/mimic rows: the fraction
+            of the position error removed per step.
+        constraint_regularization: Relative regularisation ``ρ`` > 0 of the constraint Schur complement.
 
     Raises:
-        ValueError: Loop-closing or disabled tree joints, or bad options.
-        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``.
+        ValueError: Disabled tree joints, or bad options.
+        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``; loop-closing
+            joints with drives or finite limits.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
-                'stiction_velocity', 'drive_limits_are_forces')
+                'stiction_velocity', 'drive_limits_are_forces', 'constraint_stabilization',
+                'constraint_regularization')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
                  friction_smoothing: float = 1e-2, ignore_loop_joints: bool = False,
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
                  contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
-                 drive_limits_are_forces: bool = True) -> None:
+                 drive_limits_are_forces: bool = True, constraint_stabilization: float = 1.0,
+                 constraint_regularization: float = 1e-6) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
         if contact not in _CONTACTS:
@@ -129,11 +147,17 @@ class SolverFeatherstone(SolverBase):
             raise ValueError(f"SolverFeatherstone: stiction_velocity must be > 0 [m/s], got {stiction_velocity}")
         if not friction_smoothing > 0.0:
             raise ValueError(f"SolverFeatherstone: friction_smoothing must be > 0, got {friction_smoothing}")
+        if not 0.0 < constraint_stabilization <= 1.0:
+            raise ValueError("SolverFeatherstone: constraint_stabilization must be in (0, 1], got "
+                             f"{constraint_stabilization}")
+        if not constraint_regularization > 0.0:
+            raise ValueError("SolverFeatherstone: constraint_regularization must be > 0, got "
+                             f"{constraint_regularization}")
         if int(update_mass_matrix_interval) != 1:
             raise ValueError("SolverFeatherstone: update_mass_matrix_interval must be 1 (the mass matrix is "
                              "recomputed every step)")
-        _validate(model, ignore_loop_joints)
-        self._reject_equality_constraints(model)
+        _validate(model)
+        constraint_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop joints
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive
@@ -143,6 +167,8 @@ class SolverFeatherstone(SolverBase):
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self.stiction_velocity = float(stiction_velocity)
         self.drive_limits_are_forces = bool(drive_limits_are_forces)
+        self.constraint_stabilization = float(constraint_stabilization)
+        self.constraint_regularization = float(constraint_regularization)
         self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
                         "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
 
@@ -174,17 +200,21 @@ class SolverFeatherstone(SolverBase):
                                  implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
                                  extra_body_f=extra, contacts=implicit_contacts,
                                  stiction_velocity=self.stiction_velocity,
-                                 drive_limits_are_forces=self.drive_limits_are_forces)
+                                 drive_limits_are_forces=self.drive_limits_are_forces,
+                                 constraints=self._constraints())
+
+    def _constraints(self) -> Constraints | None:
+        plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
+        if plan.empty:
+            return None
+        return Constraints(plan, getattr(self, "constraint_stabilization", 1.0),
+                           getattr(self, "constraint_regularization", 1e-6))
 
 
-def _validate(model: Model, ignore_loop_joints: bool) -> None:
+def _validate(model: Model) -> None:
     topo = model.topology
     labels = topo.joint_label
     art = topo.joint_articulation.array
-    loops = [labels[j] for j in range(topo.joint_count) if art[j] < 0]
-    if loops and not ignore_loop_joints:
-        raise ValueError(f"SolverFeatherstone: loop-closing joints {loops} are not enforced by a reduced-coordinate "
-                         "solver; pass ignore_loop_joints=True to simulate the tree without them")
     disabled = [labels[j] for j in range(topo.joint_count) if art[j] >= 0 and not topo.joint_enabled.array[j]]
     if disabled:
         raise ValueError(f"SolverFeatherstone: disabled tree joints {disabled} are not supported")

@@ -22,6 +22,7 @@ import numpy as np
 from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.aba_contact import static_side_only
+from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.drive_inertia import drive_inertia_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
@@ -33,10 +34,11 @@ from jaxart.sim.model import Control, Model, State
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
-                                                    "stiction_velocity", "drive_limits_are_forces"))
+                                                    "stiction_velocity", "drive_limits_are_forces", "constraints"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
-                      stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True) -> State:
+                      stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True,
+                      constraints: Constraints | None = None) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -56,6 +58,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         stiction_velocity: ``ε`` [m/s] of the implicit friction law.
         drive_limits_are_forces: ``joint_effort_limit`` is a force (default) or, when ``False``, an
             impulse per step (the drive force is clamped to ``effort_limit / dt``).
+        constraints: Static :class:`~jaxart.dynamics.dense_solve.Constraints` (loop-closing joints, equality
+            and mimic constraints as hard rows on the end-of-step velocity; dense world solve), or ``None``.
 
     Returns:
         The new state.
@@ -72,11 +76,13 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
                        limit_impulse=not drive_limits_are_forces)
         lane_rows = ()
+        if constraints is not None and constraints.plan.empty:
+            constraints = None
         if (dof_static(model.topology).dist_joint.size or acceleration_dofs(model.topology).any()
-                or (rows is not None and bodies is None)):
-            # static choice: DISTANCE limits or contacts between two bodies need the dense world solve;
-            # acceleration drives need the per-world effective inertias
-            step = functools.partial(_step_plain, **options, contact=rows)
+                or (rows is not None and bodies is None) or constraints):
+            # static choice: DISTANCE limits, contacts between two bodies or constraint rows need the dense
+            # world solve; acceleration drives need the per-world effective inertias
+            step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
             step = _step_lanes(**options, bodies=bodies)
             lane_rows = (rows._replace(body_a=None, body_b=None),)
@@ -101,7 +107,7 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None):
+                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None):
     """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
@@ -110,10 +116,10 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
                                   drive_inertia=m_eff, limit_impulse=limit_impulse)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
-    if dyad is None and contact is None:  # every implicit term is diagonal: O(n) articulated-body algorithm
+    if dyad is None and contact is None and constraints is None:  # every implicit term is diagonal: O(n) ABA
         qdd = aba_from_base(*args)
-    else:  # implicit contact rows or DISTANCE-limit rows (rank one per joint): dense solve
-        qdd = dense_from_base(*args, dyad=dyad, contact=contact)
+    else:  # implicit contact rows, DISTANCE-limit rows (rank one per joint) or constraint rows: dense solve
+        qdd = dense_from_base(*args, dyad=dyad, contact=contact, constraints=constraints, dt=dt)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_coords(model, joint_q, qd, dt)
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))

@@ -1,0 +1,311 @@
+"""Bilateral constraint rows of the reduced-coordinate solve: loop-closing joints, equality and mimic constraints.
+
+Every constraint contributes scalar rows ``g_r(q) = 0`` with a Jacobian row ``G_r`` over the flat DOF slots of
+all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics.contact_terms`), so
+``ġ_r = G_r q̇``. The rows (all positions and directions in world coordinates):
+
+* **loop-closing joint** (outside every articulation; parent anchor frame ``P = X_wp·X_p``, child anchor
+  frame ``C = X_wc·X_c``): the anchor offset ``p_C − p_P`` along the directions that none of its linear
+  axes span (3 rows for REVOLUTE/BALL/FIXED, 2 for PRISMATIC, D6 by its linear axes); the orientation:
+  no angular axis → the rotation vector of ``q_C q_P⁻¹`` (3 rows), one axis ``a`` → ``a_P × a_C`` along two
+  directions perpendicular to ``a`` (2 rows), two axes ``u, v`` → ``u_P·v_C − u·v`` (1 row; the Euler
+  chain ``R(u)R(v)`` keeps ``v`` at a fixed angle to ``u``), three axes (BALL, D6) → none. FREE joints
+  constrain nothing.
+* **CONNECT**: ``x2·a2 − x1·a1`` (3 rows), with ``a2`` the body-2 point where the anchor lies in the
+  model's initial configuration (forward kinematics of ``Model.joint_q``).
+* **WELD**: ``x2·anchor − x1·relpose.p`` (3 rows) and ``torquescale ×`` the rotation vector of
+  ``q2 (q1 q_rel)⁻¹`` (3 rows).
+* **JOINT**: ``q1 − Σ c_k q2^k``; **mimic**: ``q0 − coef0 − coef1·q1`` (1 row each).
+
+Only enabled constraints (``equality_constraint_enabled``, ``constraint_mimic_enabled``, ``joint_enabled``
+of loop joints) make rows; the set is static (changing it recompiles).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.dynamics.contact_terms import body_slot_masks
+from jaxart.dynamics.layout import DynamicsLayout
+from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
+from jaxart.sim.enums import EqType, JointTargetMode, JointType
+
+__all__ = ["ConstraintPlan", "constraint_plan", "constraint_rows"]
+
+_IDENT = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+class ConstraintPlan(NamedTuple):
+    """Static row structure (hashable tuples of ints).
+
+    Attributes:
+        loops: ``(joint, parent, child, n_linear, n_angular, first_dof)`` of every enforced loop joint.
+        connect: ``(constraint, body1, body2)`` of enabled CONNECT constraints.
+        weld: ``(constraint, body1, body2)`` of enabled WELD constraints.
+        joint: ``(constraint, q1, dof1, q2, dof2)`` of enabled JOINT constraints (−1: no reference joint).
+        mimic: ``(constraint, q0, dof0, q1, dof1)`` of enabled mimic constraints.
+    """
+
+    loops: tuple
+    connect: tuple
+    weld: tuple
+    joint: tuple
+    mimic: tuple
+
+    @property
+    def empty(self) -> bool:
+        """Whether there is no row."""
+        return not (self.loops or self.connect or self.weld or self.joint or self.mimic)
+
+
+def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPlan:
+    """The static rows of ``model`` (see the module docstring).
+
+    Args:
+        model: The model.
+        ignore_loop_joints: Leave loop-closing joints out (the tree is simulated without them).
+
+    Returns:
+        The :class:`ConstraintPlan`.
+
+    Raises:
+        NotImplementedError: Loop-closing DISTANCE joints with finite limits, drives or finite limits on
+            loop-closing joints (they have no coordinates in the reduced solve).
+    """
+    return _plan(model.topology, model.equality, bool(ignore_loop_joints),
+                 _has_loop_actuation(model, bool(ignore_loop_joints)))
+
+
+def _has_loop_actuation(model, ignore: bool) -> tuple:
+    """Loop joints with drives or finite limits (their labels), read from the concrete model."""
+    topo = model.topology
+    art = topo.joint_articulation.array
+    if ignore or not np.any(art < 0):
+        return ()
+    try:
+        mode = np.asarray(model.joint_target_mode) if hasattr(model, "joint_target_mode") else None
+        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
+    except Exception:  # traced model (vmap over models): checked when built concretely
+        return ()
+    qs = topo.joint_qd_start.array
+    out = []
+    for j in np.flatnonzero(art < 0):
+        d0, d1 = int(qs[j]), int(qs[j + 1])
+        jt = JointType(int(topo.joint_type.array[j]))
+        if jt == JointType.FREE or d1 == d0:
+            continue
+        driven = mode is not None and np.any(~np.isin(mode[d0:d1], (JointTargetMode.NONE, JointTargetMode.EFFORT)))
+        limited = np.any(lo[d0:d1] > -1e9) or np.any(hi[d0:d1] < 1e9)
+        if jt == JointType.DISTANCE:
+            limited = bool(lo[d0] >= 0.0 or hi[d0] >= 0.0)
+        if driven or limited:
+            out.append((topo.joint_label[j], "a drive" if driven else "finite limits"))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(topo, eq, ignore_loop_joints: bool, actuated: tuple) -> ConstraintPlan:
+    if actuated:
+        label, what = actuated[0]
+        raise NotImplementedError(
+            f"SolverFeatherstone: loop-closing joint {label!r} has {what}; loop-closing joints are enforced as "
+            "bilateral constraints without coordinates, so their drives and limits are not supported (use "
+            "SolverMuJoCo, or make the joint part of the tree)")
+    art = topo.joint_articulation.array
+    qs, qst = topo.joint_qd_start.array, topo.joint_q_start.array
+    loops = []
+    if not ignore_loop_joints:
+        for j in np.flatnonzero(art < 0):
+            jt = JointType(int(topo.joint_type.array[j]))
+            if not topo.joint_enabled.array[j] or jt in (JointType.FREE, JointType.DISTANCE):
+                continue
+            nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
+            if jt == JointType.BALL:
+                nl, na = 0, 3
+            loops.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), nl, na,
+                          int(qs[j])))
+    groups = {EqType.CONNECT: [], EqType.WELD: [], EqType.JOINT: []}
+    for k in range(eq.equality_constraint_count):
+        if not eq.equality_constraint_enabled.array[k]:
+            continue
+        t = EqType(int(eq.equality_constraint_type.array[k]))
+        if t == EqType.JOINT:
+            j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])
+            ref = (int(qst[j2]), int(qs[j2])) if j2 >= 0 else (-1, -1)
+            groups[t].append((k, int(qst[j1]), int(qs[j1]), *ref))
+        else:
+            b1, b2 = eq.equality_constraint_body1.array[k], eq.equality_constraint_body2.array[k]
+            groups[t].append((k, int(b1), int(b2)))
+    mimic = []
+    for k in range(eq.constraint_mimic_count):
+        if eq.constraint_mimic_enabled.array[k]:
+            j0, j1 = int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k])
+            mimic.append((k, int(qst[j0]), int(qs[j0]), int(qst[j1]), int(qs[j1])))
+    return ConstraintPlan(loops=tuple(loops), connect=tuple(groups[EqType.CONNECT]), weld=tuple(groups[EqType.WELD]),
+                          joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic))
+
+
+class _Frames:
+    """World poses and flat-slot Jacobians of bodies (−1 = world: identity pose, no columns)."""
+
+    def __init__(self, lay: DynamicsLayout, terms, dtype) -> None:
+        self.body_q = terms.body_q
+        self.cols = terms.S.reshape(-1, 6)
+        self.table = body_slot_masks(lay, terms.body_q.shape[0])
+        self.dtype = dtype
+
+    def pose(self, b: int):
+        return jnp.asarray(_IDENT, self.dtype) if b < 0 else self.body_q[b]
+
+    def _mask(self, b: int):
+        return jnp.asarray(self.table[b] if b >= 0 else np.zeros(self.table.shape[1], bool), self.dtype)
+
+    def point_jac(self, b: int, p):
+        """``(N, 3)``: velocity of world point ``p`` moving with body ``b``."""
+        return (self.cols[:, :3] + jnp.cross(self.cols[:, 3:], p)) * self._mask(b)[:, None]
+
+    def ang_jac(self, b: int):
+        """``(N, 3)``: angular velocity of body ``b``."""
+        return self.cols[:, 3:] * self._mask(b)[:, None]
+
+
+def _rotvec(q):
+    """Small-angle rotation vector ``2·sign(w)·xyz`` of a unit quaternion."""
+    return 2.0 * jnp.where(q[3] < 0.0, -1.0, 1.0) * q[:3]
+
+
+def _perp_basis(a):
+    """``(2, 3)`` unit directions perpendicular to unit ``a`` (and to each other)."""
+    helper = jnp.where(jnp.abs(a[0]) < 0.9, jnp.asarray([1.0, 0.0, 0.0], a.dtype), jnp.asarray([0.0, 1.0, 0.0],
+                                                                                                 a.dtype))
+    d1 = safe_normalize(jnp.cross(a, helper))
+    return jnp.stack([d1, jnp.cross(a, d1)])
+
+
+def _linear_rows(fr: _Frames, b1, p1, b2, p2, dirs, *, at_p2: bool = False):
+    """Rows of ``dirs · (p2 − p1)`` with ``p1`` on ``b1`` and ``p2`` on ``b2``.
+
+    ``at_p2``: ``dirs`` and ``p1`` move with ``b1`` (a loop joint's parent-anchor frame). The exact rate is then
+    ``dirs · (v2(p2) − v1(p2))`` — body 1's velocity at the point ``p2`` — which stays exact when the offset
+    along the joint's free linear axes is large; with fixed world ``dirs`` it is ``dirs · (v2(p2) − v1(p1))``.
+    """
+    jac = fr.point_jac(b2, p2) - fr.point_jac(b1, p2 if at_p2 else p1)
+    return dirs @ jac.T, dirs @ (p2 - p1)
+
+
+def _angular_rows(fr: _Frames, b1, b2, dirs, err, scale=1.0):
+    jac = (fr.ang_jac(b2) - fr.ang_jac(b1)) * scale
+    return dirs @ jac.T, err
+
+
+def _loop_rows(model, fr: _Frames, loop):
+    j, parent, child, nl, na, d0 = loop
+    xp = transform_mul(fr.pose(parent), model.joint_X_p[j].astype(fr.dtype))
+    xc = transform_mul(fr.pose(child), model.joint_X_c[j].astype(fr.dtype))
+    axes = quat_rotate(xp[3:], model.joint_axis[d0:d0 + nl + na].astype(fr.dtype))  # world axes
+    eye = jnp.eye(3, dtype=fr.dtype)
+    out = []
+    if nl < 3:
+        lin = {0: eye, 1: None, 2: None}[nl]
+        if nl == 1:
+            lin = quat_rotate(xp[3:], _perp_basis(model.joint_axis[d0].astype(fr.dtype)))
+        elif nl == 2:
+            lin = safe_normalize(jnp.cross(axes[0], axes[1]))[None]
+        out.append(_linear_rows(fr, parent, xp[:3], child, xc[:3], lin, at_p2=True))
+    if na == 0:
+        out.append(_angular_rows(fr, parent, child, eye, _rotvec(quat_mul(xc[3:], quat_conjugate(xp[3:])))))
+    elif na == 1:
+        a = model.joint_axis[d0 + nl].astype(fr.dtype)
+        dirs = quat_rotate(xp[3:], _perp_basis(a))
+        out.append(_angular_rows(fr, parent, child, dirs, dirs @ jnp.cross(axes[nl], quat_rotate(xc[3:], a))))
+    elif na == 2:
+        u_p, v = axes[nl], model.joint_axis[d0 + nl + 1].astype(fr.dtype)
+        v_c = quat_rotate(xc[3:], v)
+        err = u_p @ v_c - model.joint_axis[d0 + nl].astype(fr.dtype) @ v
+        out.append(_angular_rows(fr, parent, child, jnp.cross(v_c, u_p)[None], err[None]))
+    return out
+
+
+def _equality_rows(model, fr: _Frames, plan: ConstraintPlan, body_q0):
+    out = []
+    eye = jnp.eye(3, dtype=fr.dtype)
+    for k, b1, b2 in plan.connect:
+        anchor = model.equality_constraint_anchor[k].astype(fr.dtype)
+        x1_0 = jnp.asarray(_IDENT, fr.dtype) if b1 < 0 else body_q0[b1]
+        x2_0 = jnp.asarray(_IDENT, fr.dtype) if b2 < 0 else body_q0[b2]
+        world0 = transform_point(x1_0, anchor)
+        local2 = quat_rotate(quat_conjugate(x2_0[3:]), world0 - x2_0[:3])
+        p1, p2 = transform_point(fr.pose(b1), anchor), transform_point(fr.pose(b2), local2)
+        out.append(_linear_rows(fr, b1, p1, b2, p2, eye))
+    for k, b1, b2 in plan.weld:
+        rel = model.equality_constraint_relpose[k].astype(fr.dtype)
+        x1, x2 = fr.pose(b1), fr.pose(b2)
+        p1 = transform_point(x1, rel[:3])
+        p2 = transform_point(x2, model.equality_constraint_anchor[k].astype(fr.dtype))
+        out.append(_linear_rows(fr, b1, p1, b2, p2, eye))
+        ts = model.equality_constraint_torquescale[k].astype(fr.dtype)
+        q_target = quat_mul(x1[3:], rel[3:] / jnp.linalg.norm(rel[3:]))
+        err = ts * _rotvec(quat_mul(x2[3:], quat_conjugate(q_target)))
+        out.append(_angular_rows(fr, b1, b2, eye, err, scale=ts))
+    return out
+
+
+def _joint_rows(model, joint_q, n_slots: int, slot_of: np.ndarray, plan: ConstraintPlan, dtype):
+    out = []
+    for k, q1, d1, q2, d2 in plan.joint:
+        c = model.equality_constraint_polycoef[k].astype(dtype)
+        x = joint_q[q2].astype(dtype) if q2 >= 0 else jnp.zeros((), dtype)
+        powers = x ** jnp.arange(5, dtype=dtype)
+        value = c @ powers
+        slope = c[1:] @ (jnp.arange(1, 5, dtype=dtype) * powers[:4])
+        row = _unit(n_slots, slot_of, d1, dtype) - (slope * _unit(n_slots, slot_of, d2, dtype) if q2 >= 0 else 0.0)
+        out.append((row[None], (joint_q[q1].astype(dtype) - value)[None]))
+    for k, q0, d0, q1, d1 in plan.mimic:
+        c0 = model.constraint_mimic_coef0[k].astype(dtype)
+        c1 = model.constraint_mimic_coef1[k].astype(dtype)
+        row = _unit(n_slots, slot_of, d0, dtype) - c1 * _unit(n_slots, slot_of, d1, dtype)
+        out.append((row[None], (joint_q[q0].astype(dtype) - c0 - c1 * joint_q[q1].astype(dtype))[None]))
+    return out
+
+
+def _unit(n: int, slot_of: np.ndarray, dof: int, dtype):
+    e = np.zeros(n)
+    if slot_of[dof] >= 0:
+        e[slot_of[dof]] = 1.0
+    return jnp.asarray(e, dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_of(lay: DynamicsLayout, dof_count: int) -> np.ndarray:
+    """Flat world slot of every global DOF (−1 for DOFs outside the blocks)."""
+    out = np.full(dof_count, -1, np.int64)
+    flat = lay.dof_index.reshape(-1)
+    valid = flat < dof_count
+    out[flat[valid]] = np.flatnonzero(valid)
+    return out
+
+
+def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: ConstraintPlan, body_q0=None):
+    """``(G, g)``: the ``(m, N)`` Jacobian rows over the flat DOF slots and the ``(m,)`` position errors.
+
+    Args:
+        model: The model.
+        lay: Its dynamics layout.
+        terms: :class:`~jaxart.dynamics.motion.BlockTerms` of the configuration (poses, columns).
+        joint_q: ``(joint_coord_count,)`` coordinates (JOINT/mimic rows).
+        plan: :func:`constraint_plan` of the model.
+        body_q0: ``(n, 7)`` body poses of the initial configuration (needed with CONNECT rows).
+
+    Returns:
+        ``(G, g)`` with ``ġ = G q̇`` (flat block velocities).
+    """
+    dtype = terms.S.dtype
+    fr = _Frames(lay, terms, dtype)
+    rows = [r for loop in plan.loops for r in _loop_rows(model, fr, loop)]
+    rows += _equality_rows(model, fr, plan, body_q0)
+    rows += _joint_rows(model, joint_q, fr.cols.shape[0], _slot_of(lay, model.joint_dof_count), plan, dtype)
+    return jnp.concatenate([r[0] for r in rows]), jnp.concatenate([r[1] for r in rows])
