@@ -161,12 +161,12 @@ def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constrain
 
 def _schur_factor(low, g_mat, rho):
     """``(Y, R, chol(S + R))`` with ``Y = (A⁻¹ Gᵀ)ᵀ`` ``(m, N)``, ``S = G A⁻¹ Gᵀ`` and the regularisation
-    ``R = ρ·(diag S + mean diag S)`` (``A = L Lᵀ``, ``low`` ``(1, N, N)``; ``R`` is held constant under
+    ``R = ρ·(diag S + 10⁻³·mean diag S)`` (``A = L Lᵀ``, ``low`` ``(1, N, N)``; ``R`` is held constant under
     differentiation)."""
     y = jax.vmap(lambda g: cho_solve(low, g[None])[0])(g_mat)
     s = g_mat @ y.T
     s_diag = jnp.diagonal(s)
-    r_diag = rho * (s_diag + jnp.mean(s_diag) + jnp.finfo(s.dtype).tiny ** 0.5)
+    r_diag = rho * (s_diag + 1e-3 * jnp.mean(s_diag) + jnp.finfo(s.dtype).tiny ** 0.5)
     return y, r_diag, cholesky(s + jnp.diag(r_diag))
 
 

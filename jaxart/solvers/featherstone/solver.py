@@ -117,7 +117,8 @@ class SolverFeatherstone(SolverBase):
             force is clamped to ``effort_limit / dt``.
         constraint_stabilization: Baumgarte factor ``β`` ∈ (0, 1] of loop/equality/mimic rows: the fraction
             of the position error removed per step.
-        constraint_regularization: Relative regularisation ``ρ`` > 0 of the constraint Schur complement.
+        constraint_regularization: Relative regularisation ``ρ`` > 0 of the constraint Schur complement (the
+            rows' relative compliance); default 1e-6 for float32 models, 1e-10 for float64.
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
@@ -135,7 +136,7 @@ class SolverFeatherstone(SolverBase):
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
                  contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
                  drive_limits_are_forces: bool = True, constraint_stabilization: float = 1.0,
-                 constraint_regularization: float = 1e-6) -> None:
+                 constraint_regularization: float | None = None) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
         if contact not in _CONTACTS:
@@ -150,6 +151,8 @@ class SolverFeatherstone(SolverBase):
         if not 0.0 < constraint_stabilization <= 1.0:
             raise ValueError("SolverFeatherstone: constraint_stabilization must be in (0, 1], got "
                              f"{constraint_stabilization}")
+        if constraint_regularization is None:  # relative softness of the rows: near the dtype's resolution
+            constraint_regularization = 1e-10 if np.finfo(model.joint_q.dtype).bits >= 64 else 1e-6
         if not constraint_regularization > 0.0:
             raise ValueError("SolverFeatherstone: constraint_regularization must be > 0, got "
                              f"{constraint_regularization}")
@@ -207,8 +210,7 @@ class SolverFeatherstone(SolverBase):
         plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
         if plan.empty:
             return None
-        return Constraints(plan, getattr(self, "constraint_stabilization", 1.0),
-                           getattr(self, "constraint_regularization", 1e-6))
+        return Constraints(plan, self.constraint_stabilization, self.constraint_regularization)
 
 
 def _validate(model: Model) -> None:
