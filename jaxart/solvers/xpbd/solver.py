@@ -1,8 +1,9 @@
 """Extended position-based dynamics in maximal coordinates (Newton's ``SolverXPBD``, functional).
 
-One step: (1) explicit prediction with Newton's integrator under gravity, ``body_f``,
-``Control.joint_f``/``joint_act`` and passive joint springs/damping; (2) ``iterations`` rounds
-(``lax.fori_loop``, fixed count) of Jacobi constraint projection — drives, joint linear rows,
+One step: (1) explicit prediction with Newton's integrator under gravity, ``body_f`` and
+``Control.joint_f``/``joint_act``; (2) ``iterations`` rounds
+(``lax.fori_loop``, fixed count) of Jacobi constraint projection — drives (with the passive joint
+springs/damping folded in as implicit rows), joint linear rows,
 joint angular rows, contacts — each phase summing its positional impulses per body with
 ``segment_sum`` and applying them once; Lagrange multipliers ``λ`` are carried across the rounds
 of a step with compliance ``α`` (XPBD: ``Δλ = (−C − α̃λ)/(w + α̃)``, ``α̃ = α/dt²``);
@@ -24,8 +25,9 @@ joint limits                                ✓ hard; 1-axis angles by swing–t
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
                                               limits; ✗ on FREE/DISTANCE (Newton ignores them)
-``joint_f``, ``joint_act``, ``stiffness``,    ✓ explicit forces in the prediction
-``damping``
+``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
+``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
+                                              (stiffness ``k + d/dt``), stable at any ``d·dt/I``
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
                                               restitution with ``enable_restitution=True``
 kinematic bodies                            ✓ infinite mass, passed through unchanged
