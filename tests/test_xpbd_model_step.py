@@ -37,12 +37,15 @@ def _hinge(inertia: float, *, stiffness: float, damping: float, rest: float):
     return b.finalize(dtype=jnp.float64)
 
 
-def test_passive_hinge_follows_the_implicit_euler_recurrence():
-    """``d·dt/I = 5``: explicit damping would multiply the velocity by ``1 − 5`` every step."""
+@pytest.mark.parametrize("q0", [-0.2, 2.0 * np.pi - 0.004])
+def test_passive_hinge_follows_the_implicit_euler_recurrence(q0):
+    """``d·dt/I = 5``: explicit damping would multiply the velocity by ``1 − 5`` every step. From
+    ``2π − 0.004`` the measured angle wraps past ``2π`` (to ``−2π``) within the first step; the spring
+    pulls toward the nearest copy of its rest angle."""
     inertia, dt, steps, rest, stiffness, damping = 2e-3, 2e-3, 60, 0.3, 40.0, 5.0
     model = _hinge(inertia, stiffness=stiffness, damping=damping, rest=rest)
     s0 = model.state()
-    s0 = jaxart.eval_fk(model, jnp.array([-0.2]), jnp.array([4.0]), s0)
+    s0 = jaxart.eval_fk(model, jnp.array([q0]), jnp.array([4.0]), s0)
     solver = jaxart.solvers.SolverXPBD(model)
 
     def body(s, _):
@@ -51,14 +54,16 @@ def test_passive_hinge_follows_the_implicit_euler_recurrence():
 
     q, qd = (np.asarray(x) for x in jax.jit(lambda s: jax.lax.scan(body, s, None, length=steps)[1])(s0))
     # implicit Euler: I (w' - w) = dt (k (rest - q') - d w'),  q' = q + dt w'
-    ref_q, ref_w, x, w = [], [], -0.2, 4.0
+    ref_q, ref_w, x, w = [], [], q0, 4.0
+    rest = rest + 2.0 * np.pi * np.floor((q0 + np.pi) / (2.0 * np.pi))
     for _ in range(steps):
         w = (inertia * w + dt * stiffness * (rest - x)) / (inertia + dt * damping + dt * dt * stiffness)
         x = x + dt * w
         ref_q.append(x)
         ref_w.append(w)
     # to the first-order quaternion updates' O((ω dt)³) angle error per step (2e-7 accumulated here)
-    np.testing.assert_allclose(q, ref_q, atol=1e-6)
+    err = (q - np.asarray(ref_q) + np.pi) % (2.0 * np.pi) - np.pi  # the same angle up to whole turns
+    np.testing.assert_allclose(err, 0.0, atol=1e-6)
     np.testing.assert_allclose(qd, ref_w, rtol=1e-4, atol=1e-5)
 
 

@@ -7,7 +7,9 @@ a per-body sum over static body ids):
   ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
   ``k = ke + kd/dt`` (compliance ``1/k``) and target ``q̃ = (ke q* + (kd/dt)(q₀ + q̇* dt)) / k``
   (``q₀`` = coordinate at the start of the step), clipped into the limits; BALL coordinates are the
-  rotation-vector components ``θ_k`` (targets ``log(q_target)_k``);
+  rotation-vector components ``θ_k`` (targets ``log(q_target)_k``). Passive ``joint_stiffness`` /
+  ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
+  errors of non-BALL joints are wrapped into ``[−π, π)``;
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
