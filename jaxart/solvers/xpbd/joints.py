@@ -7,7 +7,9 @@ a per-body sum over static body ids):
   ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
   ``k = ke + kd/dt`` (compliance ``1/k``) and target ``q̃ = (ke q* + (kd/dt)(q₀ + q̇* dt)) / k``
   (``q₀`` = coordinate at the start of the step), clipped into the limits; BALL coordinates are the
-  rotation-vector components ``θ_k`` (targets ``log(q_target)_k``);
+  rotation-vector components ``θ_k`` (targets ``log(q_target)_k``). Passive ``joint_stiffness`` /
+  ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
+  errors of non-BALL joints are wrapped into ``[−π, π)``;
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
@@ -90,7 +92,13 @@ class DriveTargets(NamedTuple):
 
 
 def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
-    """Implicit-PD targets of every scalar DOF from the step-start coordinates (module docstring)."""
+    """Implicit-PD targets of every scalar DOF from the step-start coordinates (module docstring).
+
+    Passive ``joint_stiffness`` (toward ``joint_rest_q``, angles wrapped as the explicit spring) and
+    ``joint_damping`` are folded into the same row: with drive gains ``ke, kd`` and passive gains
+    ``k, d`` the row has stiffness ``ke + k + (kd + d)/dt`` and target
+    ``(ke q* + k q_rest + (kd/dt)(q₀ + q̇* dt) + (d/dt) q₀) / (ke + k + (kd + d)/dt)``.
+    """
     jc = joint_coords(model, st, body_q0)
     f = body_q0.dtype
     dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
@@ -108,12 +116,31 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
         tq = jnp.where(jnp.asarray(ball), jnp.concatenate([jnp.zeros_like(tq_ball), tq_ball], 1), tq)
         scalar = scalar | jnp.asarray(ball)
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
-    k = jnp.where(scalar, ke + kd / dt, 0.0)
+    k_p, d_p, rest = passive_gains(model, st, q0)
+    k = jnp.where(scalar, ke + k_p + (kd + d_p) / dt, 0.0)
     ok = k > 0.0
-    target = jnp.where(ok, (ke * tq + kd / dt * (q0 + tqd * dt)) / jnp.where(ok, k, 1.0), 0.0)
+    num = ke * tq + k_p * rest + kd / dt * (q0 + tqd * dt) + d_p / dt * q0
+    target = jnp.where(ok, num / jnp.where(ok, k, 1.0), 0.0)
     lo = gather_dof(model.joint_limit_lower.astype(f), dof)
     hi = gather_dof(model.joint_limit_upper.astype(f), dof)
     return DriveTargets(jnp.clip(target, lo, hi), k)
+
+
+def passive_gains(model, st, q0: jnp.ndarray):
+    """``(stiffness, damping, rest)`` ``(J, 6)`` of the passive joint springs (0 on FREE/DISTANCE joints).
+
+    Angular rest positions are shifted by the whole turns of ``q0`` (the explicit spring's wrap of the
+    angle into ``[−π, π)``), so the spring pulls toward the nearest copy of ``joint_rest_q``.
+    """
+    f = q0.dtype
+    dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
+    on = jnp.asarray(~np.isin(st.jtype, [JointType.FREE, JointType.DISTANCE]) & st.enabled)[:, None]
+    k_p = jnp.where(on, gather_dof(model.joint_stiffness.astype(f), dof), 0.0)
+    d_p = jnp.where(on, gather_dof(model.joint_damping.astype(f), dof), 0.0)
+    rest = gather_dof(jnp.asarray(model.joint_rest_q, f), dof)
+    angular = jnp.asarray((np.arange(6) >= 3)[None, :] & (st.jtype != JointType.BALL)[:, None])
+    turns = 2.0 * jnp.pi * jnp.floor((q0 + jnp.pi) / (2.0 * jnp.pi))
+    return k_p, d_p, jnp.where(angular, rest + turns, rest)
 
 
 def _combine(coef, rows):
@@ -153,10 +180,21 @@ def _row_w(b: Bodies, body, v):
     return quad(b.inv_iw[body][:, None], v)
 
 
+def wrap_angular_error(st, c: jnp.ndarray) -> jnp.ndarray:
+    """Wrap the angular errors (columns 3–5) of non-BALL joints into ``[−π, π)``.
+
+    The measured angles jump by a whole number of turns (the twist angle at ±2π), so an unwrapped error
+    between the current angle and a target or step-start angle would turn a continuous rotation into a
+    kick of several radians.
+    """
+    angular = jnp.asarray((np.arange(6) >= 3)[None, :] & (st.jtype != JointType.BALL)[:, None])
+    return jnp.where(angular, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
+
+
 def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
     """One Jacobi pass over all drive rows. Returns ``(impulses, new λ (J, 6))``."""
     jc = joint_coords(model, st, b.q[:-1])
-    c = jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target
+    c = wrap_angular_error(st, jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target)
     on = drives.stiffness > 0.0
     alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)
     w = jnp.concatenate([_lin_w(b, st, jc.fr, jc.lin_axes), _ang_w(b, st, jc.cov)], 1)

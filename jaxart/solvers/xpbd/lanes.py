@@ -50,7 +50,7 @@ class LaneOptions(NamedTuple):
     joints: bool
     contacts: bool
     angular_damping: float
-    passive: bool  # joint stiffness/damping/joint_act/joint_f evaluated in the kernel
+    passive: bool  # joint_act/joint_f evaluated in the kernel (stiffness/damping: drive rows)
     restitution: bool  # also return the predicted velocities
     ik: bool  # mask kinematic bodies and evaluate joint_q/joint_qd in the kernel
 
@@ -132,10 +132,14 @@ def _solve_drives(st, b, jd, dr, lam, dt):
     coord = list(q_lin) + list(angles)
     w = [_lin_w(st, b, fr, a) for a in axes] + [_ang_w(st, b, g) for g in cov]
     dlam = []
+    not_ball = mask(st.jtype != JointType.BALL)
     for k in range(6):
         on = dr["stiffness"][k] > 0.0
         alpha = jnp.where(on, 1.0 / jnp.where(on, dr["stiffness"][k], 1.0), 0.0) / (dt * dt)
-        dlam.append(jnp.where(on, s.xpbd_delta(coord[k] - dr["target"][k], lam[k], w[k], alpha), 0.0))
+        c = coord[k] - dr["target"][k]
+        if k >= 3:  # angular errors of non-BALL joints wrapped into [-pi, pi) (joints.wrap_angular_error)
+            c = jnp.where(not_ball, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
+        dlam.append(jnp.where(on, s.xpbd_delta(c, lam[k], w[k], alpha), 0.0))
     p = tuple(s.total(axes[k][i] * dlam[k] for k in range(3)) for i in range(3))
     a = tuple(s.total(cov[k][i] * dlam[3 + k] for k in range(3)) for i in range(3))
     lin, a1 = _lin_impulse(st, nb1, fr, p)
@@ -229,31 +233,22 @@ def _solve_angular(st, b, jd, lam, dt, opt: LaneOptions):
     return (None, _joint_sum(st, b.inv_m.shape[0], a, s.neg(a))), lam
 
 
-def _passive_wrenches(st, jd, pv, pose, twist, com):
+def _passive_wrenches(st, jd, pv, pose, com):
     """``_passive_forces`` of :mod:`jaxart.solvers.xpbd.solver` (non-BALL joints): ``(force, torque)`` per body.
 
-    With zero drive and limit gains, Newton's per-DOF force reduces to ``stiffness (rest − q) −
-    damping q̇ + joint_act`` (+ ``joint_f``), applied at the anchors of the constrained joints; FREE /
-    DISTANCE joints apply ``joint_f`` as a world wrench at the child COM.
+    The explicit joint forces ``joint_act + joint_f`` per DOF, applied at the anchors of the constrained
+    joints; FREE / DISTANCE joints apply ``joint_f`` as a world wrench at the child COM. (Passive
+    stiffness and damping are implicit rows of the drive phase: :func:`jaxart.solvers.xpbd.joints.drive_targets`.)
     """
     nb1 = pose[0][0].shape[0]
     com_w = s.add(pose[0], s.qrot(pose[1], com))
     b = Bodies(pose[0], pose[1], com_w, None, None)
     fr = _frames(st, b, jd)
-    tp, tc = s.take(twist, st.parent), s.take(twist, st.child)
-    v_err = s.sub(s.add(tc[:3], s.cross(tc[3:], fr.r_c)), s.add(tp[:3], s.cross(tp[3:], fr.r_p)))
-    w_err = s.sub(tc[3:], tp[3:])
-    axes, q_lin = _lin_coords(jd, fr)
-    f_lin = [pv["lin_k"][k] * (pv["lin_rest"][k] - q_lin[k]) - pv["lin_d"][k] * s.dot(axes[k], v_err)
-             + pv["lin_act"][k] + pv["lin_f"][k] for k in range(3)]
+    axes, _ = _lin_coords(jd, fr)
+    f_lin = [pv["lin_act"][k] + pv["lin_f"][k] for k in range(3)]
     force = tuple(s.total(f_lin[k] * axes[k][i] for k in range(3)) for i in range(3))
-    angles, cov = _ang_coords(st, jd, fr)
-    tau = []
-    for k in range(3):
-        q = angles[k]
-        spring_q = q - 2.0 * jnp.pi * jnp.floor((q + jnp.pi) / (2.0 * jnp.pi))
-        tau.append(pv["ang_k"][k] * (pv["ang_rest"][k] - spring_q) - pv["ang_d"][k] * s.dot(cov[k], w_err)
-                   + pv["ang_act"][k] + pv["ang_f"][k])
+    _, cov = _ang_coords(st, jd, fr)
+    tau = [pv["ang_act"][k] + pv["ang_f"][k] for k in range(3)]
     torque = tuple(s.total(tau[k] * cov[k][i] for k in range(3)) for i in range(3))
     torque = s.where(mask(st.n_ang == 0), (0.0,) * 3, torque)
     on = mask(st.enabled & ~np.isin(st.jtype, [JointType.FREE, JointType.DISTANCE]))
@@ -333,7 +328,7 @@ def _kernel(st, opt: LaneOptions, kin, ik_static_, state, bodies, joints, passiv
     wrench = s.comps(state["body_f"])
     force, torque = wrench[:3], wrench[3:]
     if pv is not None:
-        f_b, t_b = s.stage(lambda *a: _passive_wrenches(st, *a), jd, pv, pose0, twist0, com)
+        f_b, t_b = s.stage(lambda *a: _passive_wrenches(st, *a), jd, pv, pose0, com)
         force, torque = s.add(force, f_b), s.add(torque, t_b)
     pose_pred, qd_pred = _integrate(pose0, twist0, force, torque, bd, dt, opt.angular_damping)
     kin_m = jnp.asarray(kin)[:, None]

@@ -1,8 +1,9 @@
 """Extended position-based dynamics in maximal coordinates (Newton's ``SolverXPBD``, functional).
 
-One step: (1) explicit prediction with Newton's integrator under gravity, ``body_f``,
-``Control.joint_f``/``joint_act`` and passive joint springs/damping; (2) ``iterations`` rounds
-(``lax.fori_loop``, fixed count) of Jacobi constraint projection — drives, joint linear rows,
+One step: (1) explicit prediction with Newton's integrator under gravity, ``body_f`` and
+``Control.joint_f``/``joint_act``; (2) ``iterations`` rounds
+(``lax.fori_loop``, fixed count) of Jacobi constraint projection — drives (with the passive joint
+springs/damping folded in as implicit rows), joint linear rows,
 joint angular rows, contacts — each phase summing its positional impulses per body with
 ``segment_sum`` and applying them once; Lagrange multipliers ``λ`` are carried across the rounds
 of a step with compliance ``α`` (XPBD: ``Δλ = (−C − α̃λ)/(w + α̃)``, ``α̃ = α/dt²``);
@@ -24,8 +25,9 @@ joint limits                                ✓ hard; 1-axis angles by swing–t
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
                                               limits; ✗ on FREE/DISTANCE (Newton ignores them)
-``joint_f``, ``joint_act``, ``stiffness``,    ✓ explicit forces in the prediction
-``damping``
+``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
+``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
+                                              (stiffness ``k + d/dt``), stable at any ``d·dt/I``
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
                                               restitution with ``enable_restitution=True``
 kinematic bodies                            ✓ infinite mass, passed through unchanged
@@ -187,10 +189,20 @@ def _has_ball_drives(st) -> bool:
     return bool(np.any(ball[:, None] & (st.use_ke[st.ang_dof] | st.use_kd[st.ang_dof])))
 
 
+def _has_passive_rows(st) -> bool:
+    """Static: an enabled non-FREE/DISTANCE joint has a scalar DOF, whose passive stiffness/damping (values
+    only known at run time) are implicit drive rows."""
+    on = st.enabled & ~np.isin(st.jtype, [JointType.FREE, JointType.DISTANCE])
+    coord = np.concatenate([st.lin_coord, st.ang_coord], 1)
+    return bool(np.any(on[:, None] & (coord < st.coord_count)) or np.any(on & (st.jtype == JointType.BALL)))
+
+
 def _passive_forces(model, state, control):
-    """``joint_f``, ``joint_act`` and passive stiffness/damping as explicit body wrenches."""
+    """``joint_f`` and ``joint_act`` as explicit body wrenches (passive stiffness and damping are implicit
+    drive rows: :func:`~jaxart.solvers.xpbd.joints.drive_targets`)."""
     zero = jnp.zeros_like(model.joint_target_ke)
-    passive = model.replace(joint_target_ke=zero, joint_target_kd=zero, joint_limit_ke=zero, joint_limit_kd=zero)
+    passive = model.replace(joint_target_ke=zero, joint_target_kd=zero, joint_limit_ke=zero, joint_limit_kd=zero,
+                            joint_stiffness=zero, joint_damping=zero)
     return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0)
 
 
@@ -208,7 +220,7 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         st = joint_static(model.topology)
         inv_m, inv_i = inverse_mass_properties(model, f)
         has_joints = bool(np.any(constrained_joints(st)))
-        drive_on = has_joints and (has_drives(st) or _has_ball_drives(st))
+        drive_on = has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))
         has_contacts = contacts is not None and contacts.capacity > 0
         restitution = enable_restitution and has_contacts
         drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
@@ -328,8 +340,7 @@ def _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf
     if opt.passive:
         passive = {}
         for side, dof in (("lin", st.lin_dof), ("ang", st.ang_dof)):
-            for key, arr in (("k", model.joint_stiffness), ("d", model.joint_damping), ("rest", model.joint_rest_q),
-                             ("act", control.joint_act), ("f", control.joint_f)):
+            for key, arr in (("act", control.joint_act), ("f", control.joint_f)):
                 passive[f"{side}_{key}"] = gather_dof(jnp.asarray(arr, f), dof)
         passive["free_f"] = jnp.concatenate([passive["lin_f"], passive["ang_f"]], 1)
     drv = None if drives is None else {"target": drives.target, "stiffness": drives.stiffness}
