@@ -22,6 +22,8 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``armature``                                ✓ on the mass-matrix diagonal
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
 ``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
+tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit as explicit joint forces and body
+                                              wrenches (:mod:`jaxart.dynamics.tendons`)
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗
