@@ -246,8 +246,8 @@ def _springlength(value, what: str) -> np.ndarray:
         raise ValueError(f"{what}: springlength must be one finite length or a (low, high) pair, got {value!r}")
     if arr.size == 1:
         arr = np.array([arr[0], arr[0]]) if arr[0] != -1.0 else np.array([-1.0, -1.0])
-    if not (arr == -1.0).all() and (arr[0] > arr[1] or arr[0] < 0.0):
-        raise ValueError(f"{what}: springlength {arr.tolist()} must be (low, high) with 0 <= low <= high "
+    if not (arr == -1.0).all() and arr[0] > arr[1]:
+        raise ValueError(f"{what}: springlength {arr.tolist()} must be (low, high) with low <= high "
                          "(or -1 for the initial length)")
     return arr
 
