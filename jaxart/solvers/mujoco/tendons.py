@@ -70,3 +70,15 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             site = f"{label}__p{i}"
             body.add_site(name=site, pos=fr.point(b, points[e]), size=[0.005, 0.0, 0.0])
             ten.wrap_site(site)
+
+
+def add_tendon_fixed(builder, joints, **kwargs) -> int:
+    """Newton 1.8's ``newton.solvers.mujoco.add_tendon_fixed(builder, joints, ...)``: forwards to
+    :meth:`jaxart.ModelBuilder.add_tendon_fixed` (``joints`` as ``(joint, coef)`` pairs)."""
+    return builder.add_tendon_fixed(joints, **kwargs)
+
+
+def add_tendon_spatial(builder, path, **kwargs) -> int:
+    """Newton 1.8's ``newton.solvers.mujoco.add_tendon_spatial(builder, path, ...)``: forwards to
+    :meth:`jaxart.ModelBuilder.add_tendon_spatial` (``path`` of :class:`TendonWrapSite` entries)."""
+    return builder.add_tendon_spatial(path, **kwargs)
