@@ -294,3 +294,37 @@ def test_tendon_params_vmap_and_jit():
     out = jax.jit(jax.vmap(tau))(ks)
     for i, k in enumerate(ks):
         np.testing.assert_allclose(out[i], tau(k), atol=1e-12)
+
+
+def test_featherstone_batched_step_matches_single_worlds():
+    """Under ``vmap`` the step runs as one lane kernel; the tendon loads enter before it."""
+    model = _chain()[0].finalize(dtype=jnp.float64)
+    solver = jaxart.solvers.SolverFeatherstone(model)
+    rng = np.random.default_rng(7)
+    states = [_state(model, rng) for _ in range(3)]
+    batch = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
+    out = jax.jit(jax.vmap(lambda s: solver.step(s, None, None, 1e-3)))(batch)
+    for i, s in enumerate(states):
+        one = solver.step(s, None, None, 1e-3)
+        np.testing.assert_allclose(out.joint_qd[i], one.joint_qd, atol=1e-11)
+        np.testing.assert_allclose(out.joint_q[i], one.joint_q, atol=1e-12)
+    plain = jaxart.solvers.SolverFeatherstone(_chain(tendons=False)[0].finalize(dtype=jnp.float64))
+    assert np.abs(np.asarray(plain.step(states[0], None, None, 1e-3).joint_qd - out.joint_qd[0])).max() > 1e-3
+
+
+def test_newton_authoring_helpers_port():
+    """``jaxart.solvers.mujoco.add_tendon_*`` take Newton 1.8's arguments and build the same tendons."""
+    from jaxart.solvers import mujoco as mj
+
+    b, links, joints = _chain(tendons=False)
+    s0 = b.add_site(links[0], xform=(0.1, 0.0, -0.3, 0.0, 0.0, 0.0, 1.0))
+    s2 = b.add_site(links[2], xform=(0.0, 0.1, -0.2, 0.0, 0.0, 0.0, 1.0))
+    t0 = mj.add_tendon_fixed(b, joints=[(joints[0], 1.0), (joints[2], 2.0)], stiffness=5.0, limit_range=(-1.0, 1.0))
+    t1 = mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapSite(s2)], damping=2.0, label="sp")
+    model = b.finalize(dtype=jnp.float64)
+    assert (t0, t1) == (0, 1) and model.tendon_label == ["tendon_0", "sp"]
+    np.testing.assert_allclose(model.tendon_limit_lower, [-1.0, -1e10])
+    np.testing.assert_allclose(model.tendon_attachment_point, [[0.1, 0.0, -0.3], [0.0, 0.1, -0.2]])
+    assert list(model.tendon_attachment_body) == [links[0], links[2]]
+    with pytest.raises(NotImplementedError, match="TendonWrapPulley"):
+        mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapPulley(2.0)])
