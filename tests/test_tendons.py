@@ -328,3 +328,13 @@ def test_newton_authoring_helpers_port():
     assert list(model.tendon_attachment_body) == [links[0], links[2]]
     with pytest.raises(NotImplementedError, match="TendonWrapPulley"):
         mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapPulley(2.0)])
+
+
+def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():
+    xml = """<mujoco><worldbody><body><joint name="a" axis="1 0 0"/><joint name="b" axis="0 1 0"/>
+      <geom size=".1"/></body></worldbody>
+      <tendon><fixed name="t"><joint joint="a" coef="1"/></fixed></tendon></mujoco>"""
+    b = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match="tendon 't': joint 'a' is imported as one DOF of a D6 joint"):
+        res = b.add_mjcf(xml)
+    assert res["tendons"] == {} and b.tendon_count == 0

@@ -10,7 +10,8 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
   already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
   ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
 
-Reported (and skipped or approximated): geometry wrapping and pulleys (tendon skipped), ``frictionloss``,
+Reported (and skipped or approximated): geometry wrapping and pulleys, fixed tendons on joints that become
+DOFs of a D6 joint (tendon skipped), ``frictionloss``,
 ``armature``, ``margin`` and nonlinear stiffness/damping polynomials (ignored).
 """
 
@@ -20,6 +21,7 @@ import mujoco
 import numpy as np
 
 from jaxart.io.mjcf_equality import _scalar_joint
+from jaxart.io.mjcf_joints import _d6_ok
 from jaxart.io.mjcf_math import pose, solref_gains
 
 _JOINT, _SITE = int(mujoco.mjtWrap.mjWRAP_JOINT), int(mujoco.mjtWrap.mjWRAP_SITE)
@@ -36,9 +38,17 @@ def _wraps(m, i: int) -> list[int]:
 
 def _skipped(m, i: int) -> str | None:
     types = set(_wraps(m, i))
-    if types <= {_JOINT} or types <= {_SITE}:
-        return None
-    return f"tendon {_name(m, i)!r}: geometry wrapping / pulleys (only joint or site paths are imported; skipped)"
+    if not (types <= {_JOINT} or types <= {_SITE}):
+        return f"tendon {_name(m, i)!r}: geometry wrapping / pulleys (only joint or site paths are imported; skipped)"
+    adr = int(m.tendon_adr[i])
+    for k in range(int(m.tendon_num[i]) if types == {_JOINT} else 0):
+        j = int(m.wrap_objid[adr + k])
+        body = int(m.jnt_bodyid[j])
+        js = list(range(int(m.body_jntadr[body]), int(m.body_jntadr[body] + m.body_jntnum[body])))
+        if len(js) > 1 and _d6_ok(m, js):
+            return (f"tendon {_name(m, i)!r}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint "
+                    "(jaxart fixed tendons need scalar joints; skipped)")
+    return None
 
 
 def tendon_issues(m) -> list[str]:
