@@ -338,3 +338,22 @@ def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():
     with pytest.warns(UserWarning, match="tendon 't': joint 'a' is imported as one DOF of a D6 joint"):
         res = b.add_mjcf(xml)
     assert res["tendons"] == {} and b.tendon_count == 0
+
+
+def test_explicit_tendon_stable_step_estimate_and_warning():
+    """One revolute joint, ``L = 2 q``: the tendon spring moves ``H / c²`` (closed form ``H = I_yy + m r²``)."""
+    from jaxart.dynamics.tendons import tendon_stable_step
+
+    b = jaxart.ModelBuilder()
+    link = b.add_link(mass=1.0, inertia=_INERTIA, com=(0.05, 0.0, -0.25))
+    j = b.add_joint_revolute(-1, link, axis=(0, 1, 0))
+    b.add_articulation([j])
+    b.add_tendon_fixed([(j, 2.0)], stiffness=1e4, springlength=0.0, label="stiff")
+    model = b.finalize(dtype=jnp.float64)
+    h = 0.03 + 1.0 * (0.05 ** 2 + 0.25 ** 2)
+    est = tendon_stable_step(model)
+    np.testing.assert_allclose(est.dt, 2.0 / np.sqrt(1e4 * 4.0 / h), rtol=1e-10)
+    assert "tendon 'stiff'" in est.reason
+    solver = jaxart.solvers.SolverFeatherstone(model)
+    with pytest.warns(RuntimeWarning, match="tendons, set by the tendon 'stiff'"):
+        solver.step(model.state(), None, None, 1.5 * est.dt)

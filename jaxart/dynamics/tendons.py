@@ -181,3 +181,53 @@ def resolve_springlength(model: Model) -> Model:
     length = np.asarray(_kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0])
     rest = np.where(unset[:, None], length[:, None], rest)
     return model.replace(tendon_springlength=jnp.asarray(rest, model.tendon_springlength.dtype))
+
+
+def tendon_stable_step(model: Model):
+    """Stable step of the explicit tendon springs (``SolverFeatherstone``'s warning; ``None`` when unknown).
+
+    Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``; damping likewise) acts on the effective
+    mass ``1 / (J H⁻¹ Jᵀ)`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
+    armature), checked with :func:`~jaxart.solvers.stability.oscillator_stable_step`.
+    """
+    from jaxart.dynamics.layout import dynamics_layout
+    from jaxart.dynamics.mass_matrix import eval_mass_matrix
+    from jaxart.kinematics import eval_fk
+    from jaxart.solvers.stability import StableStep, oscillator_stable_step
+
+    t = model.tendon
+    if not t.tendon_count or model.joint_dof_count == 0:
+        return None
+    try:
+        with jax.ensure_compile_time_eval():
+            gains = [np.asarray(getattr(model, f"tendon_{f}"), float)
+                     for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper")]
+            state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
+            h = np.asarray(eval_mass_matrix(model, state, include_armature=True))
+
+            def speed(qd):
+                s = eval_fk(model, state.joint_q, qd, state)
+                return _kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)[1]
+
+            jac = np.asarray(jax.jacfwd(speed)(jnp.zeros_like(model.joint_qd)))
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+    nd = model.joint_dof_count
+    full = np.eye(nd + 1)
+    for a, idx in enumerate(np.asarray(dynamics_layout(model).dof_index)):
+        keep = idx < nd
+        full[np.ix_(idx[keep], idx[keep])] = h[a][np.ix_(keep, keep)]
+    inv_m = np.einsum("ti,ti->t", jac, np.linalg.solve(full[:nd, :nd], jac.T).T)
+    best = None
+    for k in range(t.tendon_count):
+        if inv_m[k] <= 0.0:
+            continue
+        limited = gains[4][k] > -1e10 or gains[5][k] < 1e10
+        stiff = max(gains[0][k], gains[1][k] if limited else 0.0)
+        damp = max(gains[2][k], gains[3][k] if limited else 0.0)
+        step = StableStep(oscillator_stable_step(stiff, damp, 1.0 / inv_m[k]),
+                          f"tendon {t.tendon_label[k]!r} (stiffness {stiff:.3g}, damping {damp:.3g} on effective "
+                          f"mass {1.0 / inv_m[k]:.3g})")
+        if np.isfinite(step.dt) and (best is None or step.dt < best.dt):
+            best = step
+    return best

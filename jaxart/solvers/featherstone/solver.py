@@ -66,6 +66,7 @@ import numpy as np
 
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
@@ -147,6 +148,8 @@ class SolverFeatherstone(SolverBase):
         self.drive_limits_are_forces = bool(drive_limits_are_forces)
         self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
                         "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
+        if model.tendon.tendon_count:  # tendon forces are explicit in both drive modes
+            self._limits["tendons"] = tendon_stable_step(model)
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
