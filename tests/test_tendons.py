@@ -122,15 +122,15 @@ def test_featherstone_rollout_matches_mujoco_c_step():
     mj.mj_model.opt.timestep = dt
     state = jaxart.eval_fk(model, jnp.asarray([0.3, -0.2, 0.05]), jnp.asarray([0.5, 1.0, -0.2]), model.state())
     d = mj.to_mj_data(state)
-    step = jax.jit(lambda s: solver.step(s, None, None, dt))
-    free = jax.jit(lambda s: jaxart.solvers.SolverFeatherstone(notendon).step(s, None, None, dt))
-    s_free = state
     for _ in range(steps):
-        state = step(state)
-        s_free = free(s_free)
         mujoco.mj_step(mj.mj_model, d)
+    plain = jaxart.solvers.SolverFeatherstone(notendon)
+    s_free, _ = jaxart.rollout(plain, state, None, dt=dt, length=steps, remat=None)
+    state, _ = jaxart.rollout(solver, state, None, dt=dt, length=steps, remat=None)
     q_mj = np.asarray(d.qpos)[mj.layout.q_dst[np.argsort(mj.layout.q_src)]]
+    qd_mj = np.asarray(d.qvel)[mj.layout.v_dst[np.argsort(mj.layout.v_src)]]
     np.testing.assert_allclose(state.joint_q, q_mj, atol=1e-10)
+    np.testing.assert_allclose(state.joint_qd, qd_mj, atol=1e-8)
     assert np.abs(np.asarray(s_free.joint_q) - q_mj).max() > 0.03
 
 
