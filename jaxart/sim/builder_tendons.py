@@ -131,7 +131,8 @@ class TendonBuilderMixin:
 
         Args:
             path: At least two entries, each a :class:`TendonWrapSite` (a site shape's position on its
-                body, copied when the tendon is added) or a ``(body, local_point)`` pair (``body`` −1 = world, point [m] in the body frame).
+                body, copied when the tendon is added) or a ``(body, local_point)`` pair (``body`` −1 = world,
+                point [m] in the body frame).
                 :class:`TendonWrapGeom` and :class:`TendonWrapPulley` raise ``NotImplementedError``.
             label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, frictionloss,
             armature, margin: As in :meth:`add_tendon_fixed`.
