@@ -139,7 +139,8 @@ class Model:
             (world frame for body −1).
         tendon_stiffness: ``(nten,)`` spring stiffness [N/m of tendon length].
         tendon_damping: ``(nten,)`` damping [N·s/m].
-        tendon_springlength: ``(nten, 2)`` spring dead band ``(low, high)`` [m] (equal: a rest length).
+        tendon_springlength: ``(nten, 2)`` spring dead band ``(low, high)`` [m] (equal: a rest length;
+            the builder's ``-1`` is resolved to the initial length by ``finalize``).
         tendon_limit_lower, tendon_limit_upper: ``(nten,)`` length limits [m]; ∓1e10 = none.
         tendon_limit_ke, tendon_limit_kd: ``(nten,)`` limit penalty gains [N/m, N·s/m].
         topology: static structure (:class:`Topology`).
