@@ -13,6 +13,12 @@ from jaxart.dynamics.inverse_dynamics import (
 from jaxart.dynamics.jacobian import eval_jacobian
 from jaxart.dynamics.joint_wrenches import eval_body_contact_wrenches, eval_joint_solver_forces, eval_joint_wrenches
 from jaxart.dynamics.mass_matrix import eval_mass_matrix
+from jaxart.dynamics.tendons import (
+    eval_tendon_forces,
+    eval_tendon_joint_forces,
+    eval_tendon_lengths,
+    eval_tendon_velocities,
+)
 
 __all__ = [
     "eval_body_contact_wrenches",
@@ -24,4 +30,8 @@ __all__ = [
     "eval_joint_solver_forces",
     "eval_joint_wrenches",
     "eval_mass_matrix",
+    "eval_tendon_forces",
+    "eval_tendon_joint_forces",
+    "eval_tendon_lengths",
+    "eval_tendon_velocities",
 ]

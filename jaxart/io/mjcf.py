@@ -28,13 +28,15 @@ hfield assets                 ``Heightfield`` shapes for world-body hfield geoms
 contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
                               solref/margin differing from the shapes' are reported) / filter pairs
 equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
+tendon fixed / spatial        FIXED / SPATIAL tendons (site paths; :mod:`jaxart.io.mjcf_tendons`)
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================
 
-Unsupported features (tendons, tendon/flex/site equalities, sensors, per-pair contact parameters, keyframes,
-heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis gravity, …) are collected and
-reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder is touched).
+Unsupported features (tendon geometry wrapping/pulleys/friction, tendon/flex/site equalities, sensors, per-pair
+contact parameters, keyframes, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
+gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
+is touched).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from jaxart.io.mjcf_math import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf_report import gravity_along_up, model_issues
 from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
+from jaxart.io.mjcf_tendons import add_tendons, tendon_issues
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import as_transform, np_transform_mul
 
@@ -122,6 +125,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         velocity in the child frame and free linear velocity of the body origin), ``"keyframes"``
         (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
+        ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index),
         ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
         ``"mj_model"`` (the compiled model).
 
@@ -139,6 +143,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
     issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
+    issues += tendon_issues(m)
     issues += pair_issues(m, min_timeconst=_min_timeconst(m))
     issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
                if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_SDF)]
@@ -215,6 +220,8 @@ class _Importer:
         self._add_shapes()
         self.out["equalities"] = add_equalities(b, m, body_of=self._body_of, coord_start=self.out["coord_start"],
                                                 coord_map=self.coord_map, label=self.pre)
+        self.out["tendons"] = add_tendons(b, m, body_of=self._body_of, coord_start=self.out["coord_start"],
+                                          coord_map=self.coord_map, label=self.pre, min_timeconst=self.min_tc)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)

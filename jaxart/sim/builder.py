@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxart.sim.builder_equality import EqualityBuilderMixin
 from jaxart.sim.builder_shapes import ShapeBuilderMixin
+from jaxart.sim.builder_tendons import TendonBuilderMixin
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
 from jaxart.sim.enums import JOINT_COORD_DOF_COUNT, Axis, BodyFlags, JointTargetMode, JointType
 from jaxart.sim.validate import (
@@ -35,7 +36,7 @@ _DOF_KEYS = (
 )
 
 
-class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
+class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin):
     """Builds a :class:`~jaxart.Model` with Newton 1.8's names and keyword arguments.
 
     Args:
@@ -95,6 +96,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         self.articulation_label: list[str] = []
         self._init_shapes()
         self._init_equality()
+        self._init_tendons()
 
     # ------------------------------------------------------------------ counts
     @property
@@ -483,6 +485,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin):
         b0, j0, x = self.body_count, self.joint_count, as_transform(xform, "add_builder: xform")
         merge_builder(self, builder, x, label_prefix)
         self._merge_equality(builder, b0, j0, label_prefix, x)
+        self._merge_tendons(builder, b0, j0, label_prefix, x)
 
     def add_mjcf(self, source, *, xform=None, floating: bool | None = None, parent_body: int = -1, **kwargs):
         """Import an MJCF model (path or XML string) using MuJoCo's own compiler.

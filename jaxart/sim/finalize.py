@@ -9,6 +9,7 @@ from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE
 from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
 from jaxart.sim.static import StaticArray
+from jaxart.sim.tendons import tendon_fields
 from jaxart.sim.topology import Topology, build_kinematic_schedule
 
 
@@ -52,7 +53,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
     cfg = builder.shape_cfg
     gravity = np.zeros(3)
     gravity[int(builder.up_axis)] = builder.gravity
-    return Model(
+    model = Model(
         gravity=arr(gravity, (3,)),
         body_q=arr(builder.body_q, (nb, 7)),
         body_qd=arr(builder.body_qd, (nb, 6)),
@@ -92,10 +93,16 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         shape_margin=arr([c.margin for c in cfg], (ns,)),
         shape_gap=arr([builder.rigid_gap if c.gap is None else c.gap for c in cfg], (ns,)),
         **equality_fields(builder, arr),
+        **tendon_fields(builder, arr),
         topology=topo,
         schedule=schedule,
         meshes=tuple(builder.shape_source),
     )
+    if model.tendon.tendon_count:
+        from jaxart.dynamics.tendons import resolve_springlength
+
+        model = resolve_springlength(model)
+    return model
 
 
 def _topology(b) -> Topology:

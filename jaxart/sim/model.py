@@ -16,6 +16,7 @@ import numpy as np
 from flax import struct
 
 from jaxart.sim.equality import EQUALITY_STATIC_FIELDS, EqualityTopology
+from jaxart.sim.tendons import TENDON_STATIC_FIELDS, TendonTopology
 from jaxart.sim.topology import KinematicSchedule, Topology
 
 
@@ -133,11 +134,23 @@ class Model:
             the joints); zeros otherwise.
         constraint_mimic_coef0: ``(nmimic,)`` mimic offset [m or rad] (``q0 = coef0 + coef1 q1``).
         constraint_mimic_coef1: ``(nmimic,)`` mimic scale.
+        tendon_joint_coef: ``(ntenjoint,)`` FIXED-tendon coefficients [m/rad or 1] (``L = Σ c q``).
+        tendon_attachment_point: ``(nattach, 3)`` SPATIAL attachment points [m] in their body's frame
+            (world frame for body −1).
+        tendon_stiffness: ``(nten,)`` spring stiffness [N/m of tendon length].
+        tendon_damping: ``(nten,)`` damping [N·s/m].
+        tendon_springlength: ``(nten, 2)`` spring dead band ``(low, high)`` [m] (equal: a rest length;
+            the builder's ``-1`` is resolved to the initial length by ``finalize``).
+        tendon_limit_lower, tendon_limit_upper: ``(nten,)`` length limits [m]; ∓1e10 = none.
+        tendon_limit_ke, tendon_limit_kd: ``(nten,)`` limit penalty gains [N/m, N·s/m].
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
             its fields (``equality_constraint_type/body1/body2/joint1/joint2/enabled/label``,
             ``constraint_mimic_joint0/joint1/enabled/label`` and the counts) read as ``model.<name>``.
+        tendon: static tendon structure (:class:`~jaxart.sim.tendons.TendonTopology`); its fields
+            (``tendon_type/joint_start/joint/attachment_start/attachment_body/label/count``) read as
+            ``model.<name>``.
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
     """
 
@@ -185,9 +198,19 @@ class Model:
     equality_constraint_polycoef: jax.Array
     constraint_mimic_coef0: jax.Array
     constraint_mimic_coef1: jax.Array
+    tendon_joint_coef: jax.Array
+    tendon_attachment_point: jax.Array
+    tendon_stiffness: jax.Array
+    tendon_damping: jax.Array
+    tendon_springlength: jax.Array
+    tendon_limit_lower: jax.Array
+    tendon_limit_upper: jax.Array
+    tendon_limit_ke: jax.Array
+    tendon_limit_kd: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)
+    tendon: TendonTopology = struct.field(pytree_node=False)
     meshes: tuple = struct.field(pytree_node=False, default=())
 
     # ----- counts and static structure (numpy views of the topology) -----
@@ -228,10 +251,12 @@ class Model:
 
     def __getattr__(self, name: str) -> Any:
         # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
-        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality"):
+        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon"):
             raise AttributeError(name)
         if name in EQUALITY_STATIC_FIELDS:
             return self.equality.get(name)
+        if name in TENDON_STATIC_FIELDS:
+            return self.tendon.get(name)
         if name in _TOPOLOGY_ARRAYS:
             return np.asarray(getattr(self.topology, name))
         if name in ("body_label", "joint_label", "shape_label", "articulation_label"):

@@ -25,6 +25,8 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``armature``                                ✓ on the mass-matrix diagonal
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
 ``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
+tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit as explicit joint forces and body
+                                              wrenches (:mod:`jaxart.dynamics.tendons`)
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗
@@ -76,6 +78,7 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.constraint_rows import constraint_plan
 from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
@@ -174,6 +177,8 @@ class SolverFeatherstone(SolverBase):
         self.constraint_regularization = float(constraint_regularization)
         self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
                         "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
+        if model.tendon.tendon_count:  # tendon forces are explicit in both drive modes
+            self._limits["tendons"] = tendon_stable_step(model)
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:

@@ -27,6 +27,7 @@ from jaxart.dynamics.drive_inertia import drive_inertia_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.tendons import tendon_forces
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
@@ -68,6 +69,9 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control = model.control() if control is None else control
         dt = jnp.asarray(dt, state.joint_q.dtype)
         body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
+        if model.tendon.tendon_count:  # tendons: explicit joint forces / body wrenches (jaxart.dynamics.tendons)
+            t_joint_f, t_body_f = tendon_forces(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+            control, body_f = control.replace(joint_f=control.joint_f + t_joint_f), body_f + t_body_f
         rows = bodies = None
         if contacts is not None and contacts.capacity:
             rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)

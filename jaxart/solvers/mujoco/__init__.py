@@ -1,6 +1,12 @@
 """MuJoCo (MJX) solver: ``solver`` (SolverMuJoCo); Model->MjSpec conversion (``convert``, ``joints``,
-``shapes``, ``hfield``, ``filter``, ``equality``); ``layout``, ``state``, ``contacts``."""
+``shapes``, ``hfield``, ``filter``, ``equality``, ``tendons``); ``layout``, ``state``, ``contacts``.
 
+Newton's tendon authoring helpers (``add_tendon_fixed``, ``add_tendon_spatial``, ``TendonWrap*``) are
+re-exported here, as ``newton.solvers.mujoco`` has them."""
+
+from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley, TendonWrapSite
 from jaxart.solvers.mujoco.solver import SolverMuJoCo
+from jaxart.solvers.mujoco.tendons import add_tendon_fixed, add_tendon_spatial
 
-__all__ = ["SolverMuJoCo"]
+__all__ = ["SolverMuJoCo", "TendonWrapGeom", "TendonWrapPulley", "TendonWrapSite", "add_tendon_fixed",
+           "add_tendon_spatial"]

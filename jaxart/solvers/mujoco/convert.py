@@ -10,7 +10,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
   DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
-  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`).
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`); tendons
+  become MuJoCo tendons (:mod:`~jaxart.solvers.mujoco.tendons`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
   ``joint_q`` (quaternions xyzw → wxyz) and joint ``pos`` is zero, ``axis`` = ``joint_axis``
@@ -57,6 +58,7 @@ from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco.joints import add_actuators, add_joints
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
+from jaxart.solvers.mujoco.tendons import add_tendons
 
 DEFAULT_OPTIONS = {"solver": "newton", "integrator": "implicitfast", "cone": "pyramidal", "iterations": 100,
                    "ls_iterations": 50, "impratio": None, "tolerance": None, "jacobian": "auto"}
@@ -163,6 +165,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
     add_actuators(spec, h, rec)
     add_equalities(spec, h, body_joint, rec, loops)
+    add_tendons(spec, h, body_joint, rec)
     return spec, rec
 
 

@@ -28,6 +28,8 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
+tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
+                        springlength and range (:mod:`jaxart.solvers.mujoco.tendons`).
 ======================  =====================================================================
 """
 

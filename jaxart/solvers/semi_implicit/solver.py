@@ -45,6 +45,7 @@ from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
+from jaxart.sim.tendons import reject_tendons
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -87,6 +88,7 @@ class SolverSemiImplicit(SolverBase):
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
         self._reject_equality_constraints(model)
+        reject_tendons(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)

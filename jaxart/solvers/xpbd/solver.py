@@ -70,6 +70,7 @@ from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
+from jaxart.sim.tendons import reject_tendons
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
@@ -138,6 +139,7 @@ class SolverXPBD(SolverBase):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
         _check_supported(model)
         self._reject_equality_constraints(model)
+        reject_tendons(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)

@@ -1,0 +1,233 @@
+"""Tendon lengths, velocities and forces (MuJoCo's definitions; pure, ``jit``/``vmap``/``grad`` safe).
+
+* FIXED: ``L = Σ_k c_k q(j_k)`` (absolute joint coordinates, as MuJoCo's ``ten_length``),
+  ``L̇ = Σ_k c_k q̇(j_k)``; the force acts on the joints as ``τ_k = c_k f``.
+* SPATIAL: ``L = Σ_i |p_{i+1} − p_i|`` over the attachment points in world coordinates,
+  ``L̇ = Σ_i u_i · (v_{i+1} − v_i)`` with ``u_i`` the unit segment direction and ``v`` the points'
+  world velocities; the force acts as point forces ``f u_i`` on ``p_{i+1}`` and ``−f u_i`` on
+  ``p_i`` (body wrenches about the COMs), i.e. ``τ = Jᵀ (∂L/∂p) f``.
+
+The scalar tendon force (positive lengthens the tendon) is
+
+``f = −k (L − high)⁺ + k (low − L)⁺ − d L̇ + f_limit``
+
+with the spring dead band ``(low, high) = tendon_springlength`` (MuJoCo's ``springlength``) and the
+one-sided penalty limit ``f_limit = ke (lower − L) − kd L̇`` while ``L < lower`` (and
+``ke (upper − L) − kd L̇`` while ``L > upper``), the form of jaxart's joint limits. MuJoCo enforces
+tendon ranges as soft constraints instead (``SolverMuJoCo`` maps ``ke``/``kd`` to ``solref_limit =
+(−ke, −kd)`` as for joints; the two agree only approximately, through MuJoCo's impedance).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.math.quat import quat_rotate
+from jaxart.math.safe import safe_norm, safe_normalize
+from jaxart.sim.model import Model, State
+from jaxart.sim.tendons import TendonType
+
+
+def _segments(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Static (first point, second point, tendon) indices of every spatial segment."""
+    t = model.tendon
+    start = np.asarray(t.tendon_attachment_start)
+    a, b, ten = [], [], []
+    for k in range(t.tendon_count):
+        for i in range(start[k], start[k + 1] - 1):
+            a.append(i)
+            b.append(i + 1)
+            ten.append(k)
+    return np.asarray(a, np.int32), np.asarray(b, np.int32), np.asarray(ten, np.int32)
+
+
+def _fixed_entries(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Static (coordinate index, DOF index, tendon) of every fixed-tendon entry."""
+    t, topo = model.tendon, model.topology
+    start = np.asarray(t.tendon_joint_start)
+    joints = np.asarray(t.tendon_joint)
+    ten = np.repeat(np.arange(t.tendon_count, dtype=np.int32), np.diff(start))
+    return (np.asarray(topo.joint_q_start)[joints].astype(np.int32),
+            np.asarray(topo.joint_qd_start)[joints].astype(np.int32), ten)
+
+
+def _points(model: Model, body_q, body_qd):
+    """World attachment points, their world velocities and the moment arms ``p − c`` about the COMs."""
+    bodies = np.asarray(model.tendon.tendon_attachment_body)
+    local = model.tendon_attachment_point
+    dtype = local.dtype
+    ident = jnp.asarray([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], dtype)
+    bq = jnp.concatenate([body_q.astype(dtype), ident[None]], axis=0)[bodies]  # body −1 → appended world row
+    bqd = jnp.concatenate([body_qd.astype(dtype), jnp.zeros((1, 6), dtype)], axis=0)[bodies]
+    com = jnp.concatenate([model.body_com, jnp.zeros((1, 3), dtype)], axis=0)[bodies]
+    p = bq[:, :3] + quat_rotate(bq[:, 3:], local)
+    arm = p - (bq[:, :3] + quat_rotate(bq[:, 3:], com))
+    v = bqd[:, :3] + jnp.cross(bqd[:, 3:], arm)
+    return p, v, arm
+
+
+def _kinematics(model: Model, joint_q, joint_qd, body_q, body_qd):
+    """``(L, L̇)`` of every tendon and the spatial segments' unit directions (``None`` without segments)."""
+    n = model.tendon.tendon_count
+    dtype = model.tendon_stiffness.dtype
+    length = jnp.zeros((n,), dtype)
+    speed = jnp.zeros((n,), dtype)
+    qi, di, ten = _fixed_entries(model)
+    if ten.size:
+        c = model.tendon_joint_coef
+        length = length.at[ten].add(c * joint_q[qi])
+        speed = speed.at[ten].add(c * joint_qd[di])
+    a, b, seg_ten = _segments(model)
+    u = arm = None
+    if seg_ten.size:
+        p, v, arm = _points(model, body_q, body_qd)
+        d = p[b] - p[a]
+        seg_len = safe_norm(d, axis=-1)
+        u = safe_normalize(d, axis=-1)
+        length = length.at[seg_ten].add(seg_len)
+        speed = speed.at[seg_ten].add(jnp.sum(u * (v[b] - v[a]), axis=-1))
+    return length, speed, u, arm
+
+
+def tendon_scalar_forces(model: Model, length, speed):
+    """Scalar tendon forces ``f`` (positive lengthens) from lengths and speeds (module docstring)."""
+    low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
+    k, d = model.tendon_stiffness, model.tendon_damping
+    spring = -k * jnp.maximum(length - high, 0.0) + k * jnp.maximum(low - length, 0.0)
+    lo, hi = model.tendon_limit_lower, model.tendon_limit_upper
+    below, above = length < lo, length > hi
+    target = jnp.where(below, lo, jnp.where(above, hi, length))
+    active = below | above
+    limit = jnp.where(active, model.tendon_limit_ke * (target - length) - model.tendon_limit_kd * speed, 0.0)
+    return spring - d * speed + limit
+
+
+def tendon_forces(model: Model, joint_q, joint_qd, body_q, body_qd):
+    """Tendon loads for a step: ``(joint_f (nd,), body_f (nb, 6))`` to add to the controls / wrenches.
+
+    ``joint_f`` holds the FIXED tendons' generalized forces (scalar joints, so it is also the
+    ``Control.joint_f`` convention); ``body_f`` the SPATIAL tendons' world wrenches ``(f, τ about COM)``.
+    """
+    length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
+    f = tendon_scalar_forces(model, length, speed)
+    dtype = f.dtype
+    joint_f = jnp.zeros((model.joint_dof_count,), dtype)
+    _, di, ten = _fixed_entries(model)
+    if ten.size:
+        joint_f = joint_f.at[di].add(model.tendon_joint_coef * f[ten])
+    nb = model.body_count
+    body_f = jnp.zeros((nb + 1, 6), dtype)
+    a, b, seg_ten = _segments(model)
+    if seg_ten.size:
+        bodies = np.asarray(model.tendon.tendon_attachment_body)
+        force = f[seg_ten][:, None] * u  # on point b; −force on point a
+        for idx, sign in ((b, 1.0), (a, -1.0)):
+            fp = sign * force
+            w = jnp.concatenate([fp, jnp.cross(arm[idx], fp)], axis=-1)
+            body_f = body_f.at[np.where(bodies[idx] < 0, nb, bodies[idx])].add(w)
+    return joint_f, body_f[:nb]
+
+
+def _check(fn: str, model: Model, state: State) -> None:
+    from jaxart.sim.checks import check_dynamics
+
+    if not isinstance(model, Model):
+        raise TypeError(f"{fn}: model must be a jaxart Model, got {type(model).__name__}")
+    check_dynamics(fn, model, state)
+
+
+def eval_tendon_lengths(model: Model, state: State) -> jax.Array:
+    """``(tendon_count,)`` tendon lengths [m] (MuJoCo's ``ten_length``); spatial tendons use ``state.body_q``."""
+    _check("eval_tendon_lengths", model, state)
+    return _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0]
+
+
+def eval_tendon_velocities(model: Model, state: State) -> jax.Array:
+    """``(tendon_count,)`` tendon length rates [m/s] (MuJoCo's ``ten_velocity``) from ``joint_qd`` / ``body_qd``."""
+    _check("eval_tendon_velocities", model, state)
+    return _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[1]
+
+
+def eval_tendon_forces(model: Model, state: State) -> jax.Array:
+    """``(tendon_count,)`` scalar tendon forces [N] (spring, damping and limit; positive lengthens)."""
+    _check("eval_tendon_forces", model, state)
+    length, speed, _, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+    return tendon_scalar_forces(model, length, speed)
+
+
+def eval_tendon_joint_forces(model: Model, state: State) -> jax.Array:
+    """``(joint_dof_count,)`` generalized force ``Σ_t J_tᵀ f_t`` of all tendons (MuJoCo's tendon part of
+    ``qfrc_passive`` when no limit is active), in the ``Control.joint_f`` convention."""
+    from jaxart.dynamics.inverse_dynamics import eval_generalized_external_force
+
+    _check("eval_tendon_joint_forces", model, state)
+    joint_f, body_f = tendon_forces(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+    if not (np.asarray(model.tendon.tendon_type) == TendonType.SPATIAL).any():
+        return joint_f
+    return joint_f - eval_generalized_external_force(model, state, body_f=body_f)
+
+
+def resolve_springlength(model: Model) -> Model:
+    """Replace ``(-1, -1)`` spring lengths by the tendon lengths in the model's initial configuration."""
+    from jaxart.kinematics import eval_fk
+
+    rest = np.asarray(model.tendon_springlength)
+    unset = (rest == -1.0).all(axis=-1)
+    if not unset.any():
+        return model
+    state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    length = np.asarray(_kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0])
+    rest = np.where(unset[:, None], length[:, None], rest)
+    return model.replace(tendon_springlength=jnp.asarray(rest, model.tendon_springlength.dtype))
+
+
+def tendon_stable_step(model: Model):
+    """Stable step of the explicit tendon springs (``SolverFeatherstone``'s warning; ``None`` when unknown).
+
+    Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``; damping likewise) acts on the effective
+    mass ``1 / (J H⁻¹ Jᵀ)`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
+    armature), checked with :func:`~jaxart.solvers.stability.oscillator_stable_step`.
+    """
+    from jaxart.dynamics.layout import dynamics_layout
+    from jaxart.dynamics.mass_matrix import eval_mass_matrix
+    from jaxart.kinematics import eval_fk
+    from jaxart.solvers.stability import StableStep, oscillator_stable_step
+
+    t = model.tendon
+    if not t.tendon_count or model.joint_dof_count == 0:
+        return None
+    try:
+        with jax.ensure_compile_time_eval():
+            gains = [np.asarray(getattr(model, f"tendon_{f}"), float)
+                     for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper")]
+            state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
+            h = np.asarray(eval_mass_matrix(model, state, include_armature=True))
+
+            def speed(qd):
+                s = eval_fk(model, state.joint_q, qd, state)
+                return _kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)[1]
+
+            jac = np.asarray(jax.jacfwd(speed)(jnp.zeros_like(model.joint_qd)))
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+    nd = model.joint_dof_count
+    full = np.eye(nd + 1)
+    for a, idx in enumerate(np.asarray(dynamics_layout(model).dof_index)):
+        keep = idx < nd
+        full[np.ix_(idx[keep], idx[keep])] = h[a][np.ix_(keep, keep)]
+    inv_m = np.einsum("ti,ti->t", jac, np.linalg.solve(full[:nd, :nd], jac.T).T)
+    best = None
+    for k in range(t.tendon_count):
+        if inv_m[k] <= 0.0:
+            continue
+        limited = gains[4][k] > -1e10 or gains[5][k] < 1e10
+        stiff = max(gains[0][k], gains[1][k] if limited else 0.0)
+        damp = max(gains[2][k], gains[3][k] if limited else 0.0)
+        step = StableStep(oscillator_stable_step(stiff, damp, 1.0 / inv_m[k]),
+                          f"tendon {t.tendon_label[k]!r} (stiffness {stiff:.3g}, damping {damp:.3g} on effective "
+                          f"mass {1.0 / inv_m[k]:.3g})")
+        if np.isfinite(step.dt) and (best is None or step.dt < best.dt):
+            best = step
+    return best

@@ -1,0 +1,111 @@
+"""MJCF ``<tendon>`` import: ``<fixed>`` and site-only ``<spatial>`` tendons (:mod:`jaxart.sim.tendons`).
+
+Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` /
+:meth:`~jaxart.ModelBuilder.add_tendon_spatial`):
+
+* ``<fixed>``: each ``<joint joint= coef=>`` entry → ``(joint, coef)`` (hinge/slide joints imported as
+  scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
+* ``<spatial>`` through ``<site>`` entries only → the sites' positions on their (jaxart) bodies.
+* ``stiffness``, ``damping``, ``springlength`` (the compiled ``tendon_lengthspring``, so ``-1`` is
+  already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
+  ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
+
+Reported (and skipped or approximated): geometry wrapping and pulleys, fixed tendons on joints that become
+DOFs of a D6 joint (tendon skipped), ``frictionloss``,
+``armature``, ``margin`` and nonlinear stiffness/damping polynomials (ignored).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from jaxart.io.mjcf_equality import _scalar_joint
+from jaxart.io.mjcf_joints import _d6_ok
+from jaxart.io.mjcf_math import pose, solref_gains
+
+_JOINT, _SITE = int(mujoco.mjtWrap.mjWRAP_JOINT), int(mujoco.mjtWrap.mjWRAP_SITE)
+
+
+def _name(m, i: int) -> str:
+    return m.tendon(i).name or f"#{i}"
+
+
+def _wraps(m, i: int) -> list[int]:
+    adr = int(m.tendon_adr[i])
+    return [int(m.wrap_type[adr + k]) for k in range(int(m.tendon_num[i]))]
+
+
+def _skipped(m, i: int) -> str | None:
+    types = set(_wraps(m, i))
+    if not (types <= {_JOINT} or types <= {_SITE}):
+        return f"tendon {_name(m, i)!r}: geometry wrapping / pulleys (only joint or site paths are imported; skipped)"
+    adr = int(m.tendon_adr[i])
+    for k in range(int(m.tendon_num[i]) if types == {_JOINT} else 0):
+        j = int(m.wrap_objid[adr + k])
+        body = int(m.jnt_bodyid[j])
+        js = list(range(int(m.body_jntadr[body]), int(m.body_jntadr[body] + m.body_jntnum[body])))
+        if len(js) > 1 and _d6_ok(m, js):
+            return (f"tendon {_name(m, i)!r}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint "
+                    "(jaxart fixed tendons need scalar joints; skipped)")
+    return None
+
+
+def tendon_issues(m) -> list[str]:
+    """Tendon features jaxart cannot represent (for the importer's warning)."""
+    out = []
+    for i in range(m.ntendon):
+        skip = _skipped(m, i)
+        if skip:
+            out.append(skip)
+            continue
+        for what, value in (("frictionloss", m.tendon_frictionloss[i]), ("armature", m.tendon_armature[i]),
+                            ("margin", m.tendon_margin[i])):
+            if float(value) != 0.0:
+                out.append(f"tendon {_name(m, i)!r}: {what} {float(value)} (ignored)")
+        for what in ("tendon_stiffnesspoly", "tendon_dampingpoly"):
+            if hasattr(m, what) and np.any(np.asarray(getattr(m, what)[i]) != 0.0):
+                out.append(f"tendon {_name(m, i)!r}: nonlinear {what[7:]} (ignored)")
+    return out
+
+
+def add_tendons(builder, m, *, body_of, coord_start: int, coord_map, label, min_timeconst: float) -> dict[str, int]:
+    """Add the model's supported tendons to ``builder``.
+
+    Args:
+        builder: Target builder (after bodies and joints were imported).
+        m: The compiled ``MjModel``.
+        body_of: ``body_of(mj_body, x) -> (jaxart body, x in that body's frame)`` (the importer's).
+        coord_start: First imported coordinate index in the builder.
+        coord_map: MuJoCo ``qpos`` index of each imported jaxart coordinate.
+        label: ``label(name) -> label`` applying the import's prefix.
+        min_timeconst: Lower clamp of ``solreflimit`` time constants [s].
+
+    Returns:
+        ``{MuJoCo name or "#<id>": tendon index}`` of the imported tendons.
+    """
+    out: dict[str, int] = {}
+    for i in range(m.ntendon):
+        if _skipped(m, i):
+            continue
+        adr, num = int(m.tendon_adr[i]), int(m.tendon_num[i])
+        inv_w = float(m.tendon_invweight0[i])
+        limited = bool(m.tendon_limited[i])
+        ke, kd = solref_gains(m.tendon_solref_lim[i], 1.0 / inv_w if inv_w > 0.0 else 1.0, min_timeconst=min_timeconst)
+        kw = dict(label=label(m.tendon(i).name) if m.tendon(i).name else None,
+                  stiffness=float(np.ravel(m.tendon_stiffness[i])[0]), damping=float(np.ravel(m.tendon_damping[i])[0]),
+                  springlength=np.asarray(m.tendon_lengthspring[i], np.float64), limited=limited,
+                  limit_range=np.asarray(m.tendon_range[i], np.float64) if limited else (0.0, 0.0),
+                  limit_ke=ke, limit_kd=kd)
+        if _wraps(m, i)[0] == _JOINT:
+            pairs = [(_scalar_joint(builder, m, int(m.wrap_objid[adr + k]), coord_start, coord_map)[0],
+                      float(m.wrap_prm[adr + k])) for k in range(num)]
+            out[_name(m, i)] = builder.add_tendon_fixed(pairs, **kw)
+        else:
+            path = []
+            for k in range(num):
+                s = int(m.wrap_objid[adr + k])
+                b, x = body_of(int(m.site_bodyid[s]), pose(m.site_pos[s], m.site_quat[s]))
+                path.append((b, x[:3]))
+            out[_name(m, i)] = builder.add_tendon_spatial(path, **kw)
+    return out

@@ -1,0 +1,270 @@
+"""Tendon methods of ``ModelBuilder`` (mixin): fixed and spatial tendons.
+
+Names follow Newton 1.8's MuJoCo authoring helpers (``newton.solvers.mujoco.add_tendon_fixed`` /
+``add_tendon_spatial``: ``stiffness``, ``damping``, ``springlength``, ``limited``, ``limit_range``), as
+builder methods. ``limit_ke``/``limit_kd`` are jaxart's penalty gains of the length limit (PhysX's
+``limitStiffness`` and a damping), like ``joint_limit_ke/kd``. See :mod:`jaxart.sim.tendons` for the
+lengths and :mod:`jaxart.dynamics.tendons` for the forces.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from jaxart.sim.enums import JointType
+from jaxart.sim.tendons import TendonType
+from jaxart.sim.validate import as_float, as_vec3, np_transform_mul
+
+_IDENTITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+_UNLIMITED = 1e10
+
+
+@dataclasses.dataclass(frozen=True)
+class TendonWrapSite:
+    """A site (a shape added with ``add_site``) on a spatial tendon's path (Newton's ``TendonWrapSite``)."""
+
+    site: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TendonWrapGeom:
+    """Wrapping around a geometry (Newton's ``TendonWrapGeom``); not supported by jaxart."""
+
+    geom: int
+    sidesite: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TendonWrapPulley:
+    """A pulley on a spatial tendon's path (Newton's ``TendonWrapPulley``); not supported by jaxart."""
+
+    divisor: float
+
+
+class TendonBuilderMixin:
+    """Tendon methods; expects the body/joint/shape lists of ``ModelBuilder``."""
+
+    def _init_tendons(self) -> None:
+        self.tendon_type: list[int] = []
+        self.tendon_joints: list[list[int]] = []
+        self.tendon_joint_coefs: list[list[float]] = []
+        self.tendon_attachment_bodies: list[list[int]] = []
+        self.tendon_attachment_points: list[list[np.ndarray]] = []
+        self.tendon_stiffness: list[float] = []
+        self.tendon_damping: list[float] = []
+        self.tendon_springlength: list[np.ndarray] = []
+        self.tendon_limit_lower: list[float] = []
+        self.tendon_limit_upper: list[float] = []
+        self.tendon_limit_ke: list[float] = []
+        self.tendon_limit_kd: list[float] = []
+        self.tendon_label: list[str] = []
+
+    @property
+    def tendon_count(self) -> int:
+        """Number of tendons added so far."""
+        return len(self.tendon_type)
+
+    def add_tendon_fixed(self, joints: Sequence, coefficients: Sequence[float] | None = None, *,
+                         label: str | None = None, stiffness: float = 0.0, damping: float = 0.0,
+                         springlength=(-1.0, -1.0), limited: bool | str = "auto", limit_range=(0.0, 0.0),
+                         limit_ke: float | None = None, limit_kd: float | None = None, frictionloss: float = 0.0,
+                         armature: float = 0.0, margin: float = 0.0) -> int:
+        """Add a fixed tendon ``L = Σ c_k q(joint_k)`` (MuJoCo ``<fixed>``, PhysX fixed tendon).
+
+        Args:
+            joints: ``(joint, coefficient)`` pairs (Newton's form), or joint indices with ``coefficients``.
+                Joints must be REVOLUTE or PRISMATIC.
+            coefficients: Coefficients [m/rad or 1] when ``joints`` holds bare indices.
+            label: Unique name (default ``tendon_<index>``).
+            stiffness: Spring stiffness [N/m of tendon length].
+            damping: Damping [N·s/m].
+            springlength: Rest length [m], or a dead band ``(low, high)`` (no spring force inside it);
+                ``-1`` / ``(-1, -1)``: the length in the model's initial configuration (MuJoCo's rule).
+            limited: ``True``, ``False`` or ``"auto"`` (limited when ``limit_range[0] < limit_range[1]``).
+            limit_range: ``(lower, upper)`` length limits [m].
+            limit_ke: Limit penalty stiffness [N/m] (default ``default_joint_cfg.limit_ke``).
+            limit_kd: Limit penalty damping [N·s/m] (default ``default_joint_cfg.limit_kd``).
+            frictionloss: Must be 0 (tendon friction is not supported).
+            armature: Must be 0 (tendon armature is not supported).
+            margin: Must be 0 (limit margins are not supported).
+
+        Returns:
+            The tendon index.
+
+        Raises:
+            ValueError: Unknown or non-scalar joints, repeated joints, empty tendon, bad ranges.
+            TypeError: Non-integer joints or non-numeric values.
+            NotImplementedError: Non-zero ``frictionloss``, ``armature`` or ``margin``.
+        """
+        name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
+        what = f"add_tendon_fixed(label={name!r})"
+        pairs = _pairs(joints, coefficients, what)
+        for j, _ in pairs:
+            if isinstance(j, bool) or not isinstance(j, int | np.integer):
+                raise TypeError(f"{what}: joints must be joint indices (int), got {j!r}")
+            if not 0 <= int(j) < self.joint_count:
+                raise ValueError(f"{what}: joint index {j} does not exist (joint_count={self.joint_count})")
+            if int(self.joint_type[j]) not in (JointType.REVOLUTE, JointType.PRISMATIC):
+                raise ValueError(f"{what}: joint {self.joint_label[j]!r} is {JointType(self.joint_type[j]).name}; "
+                                 "fixed tendons need REVOLUTE or PRISMATIC joints")
+        js = [int(j) for j, _ in pairs]
+        if len(set(js)) != len(js):
+            raise ValueError(f"{what}: a joint appears twice in {js}; merge its coefficients")
+        coefs = [as_float(c, f"{what}: coefficient of joint {j}") for j, c in pairs]
+        self._append_tendon(TendonType.FIXED, name, what, (js, coefs, [], []), stiffness=stiffness, damping=damping,
+                            springlength=springlength, limited=limited, limit_range=limit_range, limit_ke=limit_ke,
+                            limit_kd=limit_kd, unsupported=dict(frictionloss=frictionloss, armature=armature,
+                                                                margin=margin))
+        return self.tendon_count - 1
+
+    def add_tendon_spatial(self, path: Sequence, *, label: str | None = None, stiffness: float = 0.0,
+                           damping: float = 0.0, springlength=(-1.0, -1.0), limited: bool | str = "auto",
+                           limit_range=(0.0, 0.0), limit_ke: float | None = None, limit_kd: float | None = None,
+                           frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
+        """Add a spatial tendon through points fixed on bodies (MuJoCo ``<spatial>`` through sites).
+
+        ``L = Σ_i |p_{i+1} − p_i|`` with the points in world coordinates; the tension ``f`` pulls each
+        point toward its neighbours (forces on the bodies, so any joint type between them works).
+
+        Args:
+            path: At least two entries, each a :class:`TendonWrapSite` (a site shape's position on its
+                body, copied when the tendon is added) or a ``(body, local_point)`` pair (``body`` −1 = world,
+                point [m] in the body frame).
+                :class:`TendonWrapGeom` and :class:`TendonWrapPulley` raise ``NotImplementedError``.
+            label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, frictionloss,
+            armature, margin: As in :meth:`add_tendon_fixed`.
+
+        Returns:
+            The tendon index.
+        """
+        name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
+        what = f"add_tendon_spatial(label={name!r})"
+        if isinstance(path, str | bytes) or not isinstance(path, Sequence):
+            raise TypeError(f"{what}: path must be a sequence of TendonWrapSite or (body, point) entries")
+        bodies, points = [], []
+        for k, entry in enumerate(path):
+            b, p = self._tendon_point(entry, f"{what}: path[{k}]")
+            bodies.append(b)
+            points.append(p)
+        if len(bodies) < 2:
+            raise ValueError(f"{what}: a spatial tendon needs at least 2 attachment points, got {len(bodies)}")
+        self._append_tendon(TendonType.SPATIAL, name, what, ([], [], bodies, points), stiffness=stiffness,
+                            damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
+                            limit_ke=limit_ke, limit_kd=limit_kd,
+                            unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
+        return self.tendon_count - 1
+
+    # ------------------------------------------------------------------ helpers
+    def _tendon_point(self, entry, what: str) -> tuple[int, np.ndarray]:
+        if isinstance(entry, TendonWrapGeom | TendonWrapPulley):
+            raise NotImplementedError(f"{what}: {type(entry).__name__} (geometry wrapping and pulleys) is not "
+                                      "supported; route the tendon through sites")
+        if isinstance(entry, TendonWrapSite):
+            s = entry.site
+            if isinstance(s, bool) or not isinstance(s, int | np.integer) or not 0 <= int(s) < self.shape_count:
+                raise ValueError(f"{what}: site {s!r} is not a shape index (shape_count={self.shape_count})")
+            if not self.shape_cfg[int(s)].is_site:
+                raise ValueError(f"{what}: shape {self.shape_label[s]!r} is not a site (add it with add_site)")
+            return int(self.shape_body[s]), np.asarray(self.shape_transform[s][:3], np.float64).copy()
+        if not isinstance(entry, tuple | list) or len(entry) != 2:
+            raise TypeError(f"{what}: expected a TendonWrapSite or a (body, local_point) pair, got {entry!r}")
+        self._check_body(entry[0], f"{what}: body", allow_world=True)
+        return int(entry[0]), as_vec3(entry[1], f"{what}: local_point")
+
+    def _append_tendon(self, kind: TendonType, name: str, what: str, entries: tuple, *, stiffness, damping,
+                       springlength, limited, limit_range, limit_ke, limit_kd, unsupported: dict) -> None:
+        for key, value in unsupported.items():
+            if as_float(value, f"{what}: {key}") != 0.0:
+                raise NotImplementedError(f"{what}: {key}={value} is not supported by jaxart tendons (use 0)")
+        k = as_float(stiffness, f"{what}: stiffness", nonneg=True)
+        d = as_float(damping, f"{what}: damping", nonneg=True)
+        rest = _springlength(springlength, what)
+        lo, hi = _limits(limited, limit_range, what)
+        cfg = self.default_joint_cfg
+        lke = as_float(cfg.limit_ke if limit_ke is None else limit_ke, f"{what}: limit_ke", nonneg=True)
+        lkd = as_float(cfg.limit_kd if limit_kd is None else limit_kd, f"{what}: limit_kd", nonneg=True)
+        js, coefs, bodies, points = entries
+        self.tendon_type.append(int(kind))
+        self.tendon_joints.append(js)
+        self.tendon_joint_coefs.append(coefs)
+        self.tendon_attachment_bodies.append(bodies)
+        self.tendon_attachment_points.append(points)
+        self.tendon_stiffness.append(k)
+        self.tendon_damping.append(d)
+        self.tendon_springlength.append(rest)
+        self.tendon_limit_lower.append(lo)
+        self.tendon_limit_upper.append(hi)
+        self.tendon_limit_ke.append(lke)
+        self.tendon_limit_kd.append(lkd)
+        self.tendon_label.append(name)
+
+    def _merge_tendons(self, src, body_offset: int, joint_offset: int, prefix: str | None,
+                       xform: np.ndarray | None = None) -> None:
+        """Append ``src``'s tendons with shifted indices (``add_builder``); world points move by ``xform``."""
+        x = _IDENTITY if xform is None else np.asarray(xform, np.float64)
+        for k in range(src.tendon_count):
+            new = f"{prefix}/{src.tendon_label[k]}" if prefix else src.tendon_label[k]
+            if new in self.tendon_label:
+                raise ValueError(f"add_builder: tendon label {new!r} already exists; pass a distinct label_prefix")
+            bodies = [b + body_offset if b >= 0 else b for b in src.tendon_attachment_bodies[k]]
+            points = [np_transform_mul(x, np.concatenate([p, _IDENTITY[3:]]))[:3] if b < 0 else p.copy()
+                      for b, p in zip(src.tendon_attachment_bodies[k], src.tendon_attachment_points[k], strict=True)]
+            self.tendon_type.append(src.tendon_type[k])
+            self.tendon_joints.append([j + joint_offset for j in src.tendon_joints[k]])
+            self.tendon_joint_coefs.append(list(src.tendon_joint_coefs[k]))
+            self.tendon_attachment_bodies.append(bodies)
+            self.tendon_attachment_points.append(points)
+            for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd"):
+                getattr(self, f"tendon_{name}").append(getattr(src, f"tendon_{name}")[k])
+            self.tendon_springlength.append(src.tendon_springlength[k].copy())
+            self.tendon_label.append(new)
+
+
+def _pairs(joints, coefficients, what: str) -> list[tuple]:
+    if isinstance(joints, str | bytes) or not isinstance(joints, Sequence):
+        raise TypeError(f"{what}: joints must be a sequence of (joint, coefficient) pairs or joint indices")
+    if coefficients is None:
+        if not all(isinstance(e, tuple | list) and len(e) == 2 for e in joints):
+            raise TypeError(f"{what}: joints must be (joint, coefficient) pairs when coefficients is None, "
+                            f"got {list(joints)!r}")
+        pairs = [tuple(e) for e in joints]
+    else:
+        coefficients = list(np.asarray(coefficients, dtype=np.float64).reshape(-1))
+        if len(coefficients) != len(joints):
+            raise ValueError(f"{what}: {len(joints)} joints but {len(coefficients)} coefficients")
+        pairs = list(zip(joints, coefficients, strict=True))
+    if not pairs:
+        raise ValueError(f"{what}: a fixed tendon needs at least one joint")
+    return pairs
+
+
+def _springlength(value, what: str) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.ndim != 1 or arr.size not in (1, 2) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what}: springlength must be one finite length or a (low, high) pair, got {value!r}")
+    if arr.size == 1:
+        arr = np.array([arr[0], arr[0]]) if arr[0] != -1.0 else np.array([-1.0, -1.0])
+    if not (arr == -1.0).all() and arr[0] > arr[1]:
+        raise ValueError(f"{what}: springlength {arr.tolist()} must be (low, high) with low <= high "
+                         "(or -1 for the initial length)")
+    return arr
+
+
+def _limits(limited, limit_range, what: str) -> tuple[float, float]:
+    rng = np.asarray(limit_range, dtype=np.float64)
+    if rng.shape != (2,) or not np.all(np.isfinite(rng)):
+        raise ValueError(f"{what}: limit_range must be a finite (lower, upper) pair, got {limit_range!r}")
+    if limited == "auto":
+        on = bool(rng[0] < rng[1])
+    elif isinstance(limited, bool | np.bool_):
+        on = bool(limited)
+    else:
+        raise TypeError(f"{what}: limited must be True, False or 'auto', got {limited!r}")
+    if not on:
+        return -_UNLIMITED, _UNLIMITED
+    if not rng[0] < rng[1]:
+        raise ValueError(f"{what}: limited tendon needs limit_range[0] < limit_range[1], got {rng.tolist()}")
+    return float(rng[0]), float(rng[1])

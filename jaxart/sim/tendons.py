@@ -1,0 +1,133 @@
+"""Static structure of tendons and their ``finalize`` wiring.
+
+A tendon is a scalar length ``L(q)`` with a spring–damper and a penalty limit:
+
+* FIXED (MuJoCo ``<fixed>``, PhysX fixed tendon): ``L = Σ_k c_k q(j_k)`` over scalar
+  (REVOLUTE/PRISMATIC) joints, so ``∂L/∂q`` is the constant coefficient vector.
+* SPATIAL (MuJoCo ``<spatial>`` through sites, PhysX spatial tendon): ``L = Σ_i |p_{i+1} − p_i|``
+  over attachment points ``p_i`` fixed on bodies (or the world), in world coordinates.
+
+The integer/boolean/label fields are static (:class:`TendonTopology`, part of ``Model``'s aux data);
+coefficients, attachment points, gains, spring lengths and limits are traced ``Model`` leaves (see
+:class:`~jaxart.sim.model.Model`). The forces are in :mod:`jaxart.dynamics.tendons`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import numpy as np
+
+from jaxart.sim.static import StaticArray, StaticRecord
+
+
+class TendonType(enum.IntEnum):
+    """Tendon kinds (values match MuJoCo's ``mjtWrap`` usage: fixed = joint wraps, spatial = site wraps)."""
+
+    FIXED = 0
+    SPATIAL = 1
+
+
+#: Static per-tendon fields exposed on ``Model`` as numpy arrays (labels as lists).
+TENDON_STATIC_FIELDS = (
+    "tendon_type",
+    "tendon_joint_start",
+    "tendon_joint",
+    "tendon_attachment_start",
+    "tendon_attachment_body",
+    "tendon_label",
+    "tendon_count",
+)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TendonTopology(StaticRecord):
+    """Static structure of a model's tendons (hashable; part of ``Model``'s static data).
+
+    Attributes:
+        tendon_type: ``(nten,)`` :class:`TendonType` values.
+        tendon_joint_start: ``(nten + 1,)`` start of each tendon's entries in ``tendon_joint``
+            (empty ranges for SPATIAL tendons).
+        tendon_joint: ``(ntenjoint,)`` scalar joint of each FIXED-tendon entry.
+        tendon_attachment_start: ``(nten + 1,)`` start of each tendon's points in
+            ``tendon_attachment_body`` (empty ranges for FIXED tendons).
+        tendon_attachment_body: ``(nattach,)`` body of each SPATIAL attachment point, −1 = world.
+        tendon_label: ``nten`` names.
+    """
+
+    tendon_type: StaticArray
+    tendon_joint_start: StaticArray
+    tendon_joint: StaticArray
+    tendon_attachment_start: StaticArray
+    tendon_attachment_body: StaticArray
+    tendon_label: tuple[str, ...]
+
+    @property
+    def tendon_count(self) -> int:
+        """Number of tendons."""
+        return len(self.tendon_label)
+
+    def get(self, name: str):
+        """Newton-named view: numpy arrays for index fields, a list for labels, an int for the count."""
+        value = getattr(self, name)
+        if isinstance(value, StaticArray):
+            return np.asarray(value)
+        return list(value) if isinstance(value, tuple) else value
+
+
+def _starts(counts: list[int]) -> StaticArray:
+    return StaticArray(np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int32))
+
+
+def tendon_fields(builder, arr) -> dict:
+    """``Model`` constructor arguments for the builder's tendons.
+
+    Args:
+        builder: The :class:`~jaxart.ModelBuilder`.
+        arr: ``arr(values, shape)`` → traced array of the model's dtype (from ``finalize``).
+
+    Returns:
+        Keyword arguments: the traced float fields and ``tendon`` (:class:`TendonTopology`).
+    """
+    b = builder
+    nt = b.tendon_count
+    joints = [j for js in b.tendon_joints for j in js]
+    bodies = [a for bs in b.tendon_attachment_bodies for a in bs]
+
+    def ints(x):
+        return StaticArray(np.asarray(x, dtype=np.int32).reshape(-1))
+
+    topo = TendonTopology(
+        tendon_type=ints(b.tendon_type),
+        tendon_joint_start=_starts([len(js) for js in b.tendon_joints]),
+        tendon_joint=ints(joints),
+        tendon_attachment_start=_starts([len(bs) for bs in b.tendon_attachment_bodies]),
+        tendon_attachment_body=ints(bodies),
+        tendon_label=tuple(b.tendon_label),
+    )
+    return dict(
+        tendon_joint_coef=arr([c for cs in b.tendon_joint_coefs for c in cs], (len(joints),)),
+        tendon_attachment_point=arr([p for ps in b.tendon_attachment_points for p in ps], (len(bodies), 3)),
+        tendon_stiffness=arr(b.tendon_stiffness, (nt,)),
+        tendon_damping=arr(b.tendon_damping, (nt,)),
+        tendon_springlength=arr(b.tendon_springlength, (nt, 2)),
+        tendon_limit_lower=arr(b.tendon_limit_lower, (nt,)),
+        tendon_limit_upper=arr(b.tendon_limit_upper, (nt,)),
+        tendon_limit_ke=arr(b.tendon_limit_ke, (nt,)),
+        tendon_limit_kd=arr(b.tendon_limit_kd, (nt,)),
+        tendon=topo,
+    )
+
+
+def reject_tendons(model, solver: str) -> None:
+    """Raise ``NotImplementedError`` when ``model`` has tendons that ``solver`` does not simulate.
+
+    Args:
+        model: A jaxart :class:`~jaxart.Model`.
+        solver: Solver class name for the message.
+    """
+    t = model.tendon
+    if t.tendon_count:
+        raise NotImplementedError(f"{solver}: tendons {list(t.tendon_label)[:5]} are not simulated by this solver; "
+                                  "use SolverFeatherstone or SolverMuJoCo")

@@ -1,0 +1,84 @@
+"""Tendons of the MuJoCo bridge: jaxart FIXED/SPATIAL tendons → MuJoCo ``<fixed>``/``<spatial>`` tendons.
+
+* FIXED → ``wrap_joint(joint, coef)`` per entry (the bridge's hinge/slide ``qpos0`` is 0, so
+  MuJoCo's ``Σ coef·qpos`` equals jaxart's ``Σ c q``).
+* SPATIAL → one new site per attachment point (``<tendon label>__p<i>``, on the point's MuJoCo body, at
+  the point re-expressed in that body's MuJoCo frame) and ``wrap_site`` through them in order.
+* ``stiffness``, ``damping``, ``springlength`` (already resolved by ``finalize``) are copied; a finite
+  length range becomes ``limited`` with ``range``, and ``limit_ke > 0`` gives ``solref_limit = (−ke, −kd)``
+  (direct stiffness/damping, as the bridge maps joint limits). MuJoCo's limit is a soft constraint
+  (scaled by ``solimp``), jaxart's a penalty force: the two agree only approximately at a limit.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from jaxart.sim.tendons import TendonType
+from jaxart.solvers.mujoco.equality import _Frames, _mj_joint
+from jaxart.solvers.mujoco.joints import DEFAULT_SOLREF
+
+_UNLIMITED = 1e10
+
+
+def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
+    """Add the model's tendons (and the sites of spatial tendons) to ``spec``.
+
+    Args:
+        spec: The spec being built (bodies and joints already added).
+        h: The converter's host copy of the model.
+        body_joint: ``{body: tree joint}``.
+        rec: The layout recorder (``rec.body`` filled).
+
+    Raises:
+        NotImplementedError: Attachments on massless links folded into another MuJoCo body, or fixed
+            tendons on joints outside every articulation.
+    """
+    model = h.model
+    t = model.tendon
+    if not t.tendon_count:
+        return
+    fr = _Frames(h, body_joint, rec)
+    jstart, astart = np.asarray(t.tendon_joint_start), np.asarray(t.tendon_attachment_start)
+    joints, bodies = np.asarray(t.tendon_joint), np.asarray(t.tendon_attachment_body)
+    coef = np.asarray(model.tendon_joint_coef, np.float64)
+    points = np.asarray(model.tendon_attachment_point, np.float64)
+    p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
+         for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd")}
+    for k in range(t.tendon_count):
+        label = t.tendon_label[k]
+        what = f"SolverMuJoCo: tendon {label!r}"
+        ten = spec.add_tendon(name=label)
+        ten.stiffness = [p["stiffness"][k], 0.0, 0.0]
+        ten.damping = [p["damping"][k], 0.0, 0.0]
+        ten.springlength = p["springlength"][k].tolist()
+        lo, hi = p["limit_lower"][k], p["limit_upper"][k]
+        limited = lo > -_UNLIMITED or hi < _UNLIMITED
+        ten.limited = mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
+        if limited:
+            ten.range = [max(lo, -_UNLIMITED), min(hi, _UNLIMITED)]
+            ke, kd = p["limit_ke"][k], p["limit_kd"][k]
+            ten.solref_limit = [-ke, -kd] if ke > 0.0 else list(DEFAULT_SOLREF)
+        if int(t.tendon_type[k]) == TendonType.FIXED:
+            for e in range(jstart[k], jstart[k + 1]):
+                ten.wrap_joint(_mj_joint(h, int(joints[e]), what), float(coef[e]))
+            continue
+        for i, e in enumerate(range(astart[k], astart[k + 1])):
+            b = int(bodies[e])
+            body = spec.worldbody if b < 0 else spec.body(fr.name(b, what))
+            site = f"{label}__p{i}"
+            body.add_site(name=site, pos=fr.point(b, points[e]), size=[0.005, 0.0, 0.0])
+            ten.wrap_site(site)
+
+
+def add_tendon_fixed(builder, joints, **kwargs) -> int:
+    """Newton 1.8's ``newton.solvers.mujoco.add_tendon_fixed(builder, joints, ...)``: forwards to
+    :meth:`jaxart.ModelBuilder.add_tendon_fixed` (``joints`` as ``(joint, coef)`` pairs)."""
+    return builder.add_tendon_fixed(joints, **kwargs)
+
+
+def add_tendon_spatial(builder, path, **kwargs) -> int:
+    """Newton 1.8's ``newton.solvers.mujoco.add_tendon_spatial(builder, path, ...)``: forwards to
+    :meth:`jaxart.ModelBuilder.add_tendon_spatial` (``path`` of :class:`TendonWrapSite` entries)."""
+    return builder.add_tendon_spatial(path, **kwargs)
