@@ -119,9 +119,9 @@ def test_constrained_accelerations_match_mujoco(name):
                                       ref_model.joint_dof_count))
     if name == "weld":  # the chain's DOFs (the box's FREE DOFs come last in the welded model)
         dofs = np.arange(ref_model.joint_dof_count)
-        # the box turns with l1, about x only (up to the relative regularisation 1e-10 of the rows)
-        np.testing.assert_allclose(ours[6], ours[0], rtol=1e-8)
-        np.testing.assert_allclose(ours[7:9], 0.0, atol=1e-8)
+        # the box turns with l1, about x only (up to round-off: position residuals ~1e-16 enter as e/dt² at dt=1e-5)
+        np.testing.assert_allclose(ours[6], ours[0], rtol=1e-6)
+        np.testing.assert_allclose(ours[7:9], 0.0, atol=1e-6)
     assert np.abs(ref[dofs]).max() > 0.5  # it accelerates
     np.testing.assert_allclose(ours[dofs], ref[dofs], rtol=2e-4, atol=2e-4 * np.abs(ref[dofs]).max())
 
