@@ -335,3 +335,35 @@ def test_pinned_pendulum_connect_keeps_the_pin():
     res = [max(residual_norms(model, bq, np.zeros(model.joint_coord_count))[:1]) for bq in np.asarray(hist)[::25]]
     assert max(res) < 1e-5
     assert np.abs(np.asarray(final.body_q[3, :3]) - np.asarray(st.body_q[3, :3])).max() > 0.05
+
+
+def test_urdf_gripper_mimics_hold():
+    """Our URDF gripper's mimic chain (right = left + 0.001, knuckle = 0.1 − 2·right, composed by the importer)."""
+    import os
+    import warnings
+
+    path = os.path.join(os.path.dirname(__file__), "assets", "urdf", "jaxart_test_description", "urdf",
+                        "gripper.urdf")
+    b = jaxart.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the import report (the dropped mimic on the fixed pad joint)
+        b.add_urdf(path)
+    model = b.finalize(dtype=F64)
+    assert model.constraint_mimic_count == 2
+    qs = np.asarray(model.joint_q_start)
+    ix = {name: qs[model.joint_label.index(name)] for name in ("left", "right", "knuckle_joint")}
+    q = np.asarray(model.joint_q, np.float64).copy()
+    q[ix["left"]], q[ix["right"]], q[ix["knuckle_joint"]] = 0.01, 0.011, 0.1 - 2 * 0.011
+    qd = np.zeros(model.joint_dof_count)
+    qd[ix["left"]] = 0.1  # the followers start at rest: the first step makes them follow
+    st = jaxart.eval_fk(model, jnp.asarray(q), jnp.asarray(qd), model.state())
+    solver = SolverFeatherstone(model)
+
+    def body(s, _):
+        return solver.step(s, None, None, 2e-3), None
+
+    final = jax.jit(lambda s: jax.lax.scan(body, s, None, length=100)[0])(st)
+    fq = np.asarray(final.joint_q)
+    assert fq[ix["left"]] > 0.015
+    np.testing.assert_allclose(fq[ix["right"]], fq[ix["left"]] + 0.001, atol=1e-7)
+    np.testing.assert_allclose(fq[ix["knuckle_joint"]], 0.1 - 2 * fq[ix["right"]], atol=1e-7)
