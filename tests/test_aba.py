@@ -53,6 +53,7 @@ MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_matches_dense_forward_dynamics(name, monkeypatch):
     if name == "humanoid_mjx":  # also split the levels into runs of their own width
@@ -156,6 +157,7 @@ def test_vmap_states_and_models_match_loop():
         np.testing.assert_allclose(got[k], ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_dense_implicit_derivatives_match_finite_differences():
     """Derivatives of the forward dynamics (``aba_accelerations`` differentiates this dense solve; its
     values equal the lane kernel's, see above): the implicit rule (RNEA linearisation + factor reuse) in

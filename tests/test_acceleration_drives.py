@@ -134,6 +134,7 @@ def test_acceleration_drive_batched_matches_single():
         np.testing.assert_allclose(np.asarray(out.joint_qd[k]), np.asarray(one.joint_qd), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_acceleration_drive_gradient_fd():
     """d(final pose)/d(gains, masses) of a short rollout of a coupled two-hinge arm against finite differences."""
     b = jaxart.ModelBuilder()

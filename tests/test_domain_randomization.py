@@ -29,6 +29,7 @@ def _model():
     return b.finalize(dtype=jnp.float64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver_cls", list(STEPS), ids=lambda c: c.__name__)
 def test_vmap_over_randomised_models(solver_cls):
     model = _model()

@@ -120,6 +120,7 @@ def test_reacher_reward_is_distance():
     assert float(s.metrics["distance"]) < 0.03
 
 
+@pytest.mark.slow
 def test_rollout_return_gradient_matches_finite_differences(pendulum):
     s0 = pendulum.reset(jax.random.PRNGKey(2))
 

@@ -245,6 +245,7 @@ def test_other_loop_joint_types_hold(loop, q0, qd0):
         assert moved > 0.05
 
 
+@pytest.mark.slow
 def test_gradients_of_a_closed_loop_rollout_match_finite_differences():
     model = _parallelogram("revolute").finalize(dtype=F64)
     solver = SolverFeatherstone(model)

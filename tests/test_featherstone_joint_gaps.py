@@ -145,6 +145,7 @@ def test_distance_limit_at_the_anchor_with_a_com_offset_and_explicit_mode():
         assert d[-500:].min() > 0.38, drive  # it hangs taut on the limit
 
 
+@pytest.mark.slow
 def test_hard_distance_limits_and_gradients():
     b = jaxart.ModelBuilder()
     body = b.add_link(mass=1.0, inertia=np.eye(3) * 0.01)

@@ -5,6 +5,7 @@ must give the per-world step's values (single worlds take the per-world stages).
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from helpers import MJX_HUMANOID, mjcf_model, quat_from_axis_angle_np, random_coords
 
 import jaxart
@@ -86,6 +87,7 @@ def _check_batched_matches_single(model, n=3, dt=2e-3, seed=0):
     return solver, states, controls, batched
 
 
+@pytest.mark.slow
 def test_forest_of_root_blocks_matches_single_worlds():
     model = _forest()
     sched = aba_schedule(model)

@@ -67,6 +67,7 @@ def test_humanoid_vmap_matches_per_world():
     _assert_vmap_matches_per_world(lambda s, q, qd: jaxart.eval_ik(m, s, q, qd), (st, q_in, qd_in))
 
 
+@pytest.mark.slow
 def test_every_joint_type_masks_and_flag_filter(mixed_model):
     m = mixed_model
     rng = np.random.default_rng(1)
@@ -107,6 +108,7 @@ def test_round_trip_under_vmap(mixed_model):
             np.testing.assert_allclose(q2[:, a:e], qs[:, a:e], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_gradients_under_vmap_match_finite_differences():
     b = jaxart.ModelBuilder()
     links = [b.add_link(mass=1.0, inertia=np.eye(3), com=(0.1, 0.0, 0.05)) for _ in range(4)]

@@ -128,6 +128,7 @@ def _arm_on_box():
     return b.finalize(dtype=jnp.float64)
 
 
+@pytest.mark.slow
 def test_arm_resting_on_a_free_box_is_solved_together():
     """Body–body rows couple the two articulations (dense world solve): statics hold at a 5 ms step."""
     model, dt = _arm_on_box(), 5e-3
@@ -205,6 +206,7 @@ def test_standing_quadruped_foot_forces_match_mujoco(quadruped):
         np.testing.assert_allclose(fz, theirs[labels[b]], rtol=0.03, atol=0.01 * total)
 
 
+@pytest.mark.slow
 def test_one_step_and_200_step_gradients_match_finite_differences():
     """Sliding box (the contact set and slip regime stay fixed): derivatives of the distance after 200
     steps with respect to the initial speed and the friction coefficient; one step by check_grads."""

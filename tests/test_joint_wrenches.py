@@ -157,6 +157,7 @@ def test_swinging_double_pendulum_vs_mujoco_cfrc_int():
         np.testing.assert_allclose(_world_origin(w, d.xipos[1:]), _mj_cfrc_origin(m, d)[1:], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_joint_wrench_gradient_fd():
     """d(wrench)/d(q, qd, qdd) against finite differences (both modes), both frames."""
     rng = np.random.default_rng(5)

@@ -96,6 +96,7 @@ def test_separated_and_inactive_contacts_give_free_fall(sphere, sphere_rollout):
     assert float(on.joint_qd[2]) > 0.0  # the active one pushes the sphere out
 
 
+@pytest.mark.slow
 def test_box_settles_on_plane():
     model = box_builder().finalize(dtype=F64)
     solver = SolverMuJoCo(model, integrator="euler", use_mujoco_contacts=False)

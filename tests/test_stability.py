@@ -57,6 +57,7 @@ def test_semi_implicit_warns_once_per_cause_naming_the_element(quadruped):
     assert _warnings(jaxart.solvers.SolverSemiImplicit(quadruped), quadruped, 5e-5) == []
 
 
+@pytest.mark.slow
 def test_featherstone_warns_only_in_explicit_modes(quadruped):
     assert _warnings(jaxart.solvers.SolverFeatherstone(quadruped), quadruped, 16e-3) == []
     msgs = _warnings(jaxart.solvers.SolverFeatherstone(quadruped, contact="explicit"), quadruped, 2e-3)

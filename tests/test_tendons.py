@@ -106,6 +106,7 @@ def test_limit_penalty_closed_form():
         np.testing.assert_allclose(tau, c * f, atol=1e-11)
 
 
+@pytest.mark.slow
 def test_featherstone_rollout_matches_mujoco_c_step():
     """Featherstone (explicit tendon forces, semi-implicit Euler) vs MuJoCo C ``mj_step`` (Euler) at dt = 2e-4.
 
@@ -134,6 +135,7 @@ def test_featherstone_rollout_matches_mujoco_c_step():
     assert np.abs(np.asarray(s_free.joint_q) - q_mj).max() > 0.03
 
 
+@pytest.mark.slow
 def test_rollout_gradient_matches_finite_differences():
     """20 steps driven by the fixed tendon's rest length (a length target) and stiffness."""
     base = _chain()[0].finalize(dtype=jnp.float64)
@@ -359,6 +361,7 @@ def test_explicit_tendon_stable_step_estimate_and_warning():
         solver.step(model.state(), None, None, 1.5 * est.dt)
 
 
+@pytest.mark.slow
 def test_spatial_tendon_on_free_body_matches_mujoco_c_step():
     """A free box on an elastic string to the world: the tendon acts through body wrenches (any joint type).
 

@@ -207,6 +207,7 @@ def test_momentum_conserved_in_free_body_collision():
     assert v[0, 0] < 1.9  # they did collide
 
 
+@pytest.mark.slow
 def test_gradient_of_bounce_height_wrt_initial_velocity_matches_fd():
     model = _ball(0.5, 0.3, 0.1)
     solver = jaxart.solvers.SolverXPBD(model, enable_restitution=True, iterations=1)
@@ -258,6 +259,7 @@ def test_jit_cache_vmap_and_bad_options():
 
 @pytest.mark.parametrize("solver_cls", [jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit,
                                         jaxart.solvers.SolverFeatherstone])
+@pytest.mark.slow
 def test_vmap_over_controls_with_a_shared_state(solver_cls):
     """A batch of controls from one unbatched state (sampling-based planning): the batch-minor kernels
     must take the lane count from every input, not only from the state (regression: XPBD's

@@ -57,6 +57,7 @@ def test_log_jacobian_inverse_matches_finite_differences():
     np.testing.assert_allclose(np.asarray(log_jacobian_inv(jnp.zeros((1, 3))))[0], np.eye(3), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_ball_limit_holds_against_gravity():
     model = _pendulum()
     lo, hi = -0.3, 0.25
@@ -75,6 +76,7 @@ def test_ball_limit_holds_against_gravity():
     assert _rotvec(np.asarray(qs))[:, 1].max() > 1.0
 
 
+@pytest.mark.slow
 def test_ball_drive_converges_to_target_orientation():
     model = _pendulum(gravity=0.0, mode=JointTargetMode.POSITION_VELOCITY)
     model = model.replace(joint_target_ke=jnp.full((3,), 20.0), joint_target_kd=jnp.full((3,), 4.0))

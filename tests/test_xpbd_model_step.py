@@ -95,6 +95,7 @@ def _check(model, out):
     return energy, e0
 
 
+@pytest.mark.slow
 def test_quadruped_without_contact_never_gains_energy_at_2ms():
     """Explicit damping exceeded the tolerance after 58 steps (+990 J after 105): 150 steps catch it."""
     model, dt = _load("quadruped")
