@@ -523,3 +523,107 @@ def test_world_as_body1_flips_one_dof_joints_and_rejects_multi_axis_d6():
     with pytest.raises(NotImplementedError, match="'/a/gimbal'.*multi-axis"):
         fresh.add_usd(st)
     assert fresh.body_count == 0                                  # raised before touching the builder
+
+
+def _carrier():
+    """A host builder with one hinged body the stage gets attached to."""
+    b = jaxart.ModelBuilder()
+    c = b.add_link(mass=1.0, inertia=np.eye(3) * 0.1, label="carrier")
+    b.add_articulation([b.add_joint_revolute(-1, c, axis=(0, 0, 1), parent_xform=((0.3, 0, 0.5), (0, 0, 0, 1)),
+                                             label="carrier_hinge")])
+    b.add_shape_sphere(c, radius=0.05, label="carrier_geom")
+    return b, c
+
+
+def test_parent_body_attaches_the_stage_world_and_base_joint_replaces_root_joints():
+    from jaxart.sim.validate import np_transform_mul
+
+    rng = np.random.default_rng(6)
+    links = _fixed_chain(rng)[:3]
+    st = _stage()
+    write_chain(st, links)
+    _body_with(st, "/loose", [("Translate", Gf.Vec3d(0.2, 0.1, 0.3))])       # a floating root
+    UsdGeom.Sphere.Define(st, "/loose/geom").CreateRadiusAttr(0.1)
+    UsdPhysics.CollisionAPI.Apply(st.GetPrimAtPath("/loose/geom"))
+    UsdPhysics.CollisionAPI.Apply(UsdGeom.Cube.Define(st, "/static_box").GetPrim())  # a static collider
+    x = np.array([0.1, -0.2, 0.3, 0.0, math.sin(0.2), 0.0, math.cos(0.2)])
+    alone, out0, _ = _import(st, xform=x)
+    host, carrier = _carrier()
+    carrier_mass = host.body_mass[carrier]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        out = host.add_usd(st, xform=x, parent_body=carrier)
+    root, loose = out["joints"]["/robot/j_base"], out["joints"]["/loose/root_joint"]
+    assert host.joint_parent[root] == carrier and host.joint_type[root] == jaxart.JointType.FIXED
+    assert host.joint_parent[loose] == carrier and host.joint_type[loose] == jaxart.JointType.FIXED
+    assert alone.joint_type[out0["joints"]["/loose/root_joint"]] == jaxart.JointType.FREE
+    box = out["shapes"]["/static_box"]
+    assert host.shape_body[box] == carrier and host.body_mass[carrier] == carrier_mass   # static: no mass added
+    np.testing.assert_allclose(host.shape_transform[box], alone.shape_transform[out0["shapes"]["/static_box"]],
+                               atol=1e-12)
+    # FK: the attached stage is the standalone import moved rigidly with the carrier
+    m_host, m_alone = host.finalize(dtype=F64), alone.finalize(dtype=F64)
+    for _ in range(2):
+        q = rng.uniform(-1.0, 1.0, m_host.joint_coord_count)
+        q_alone = np.asarray(m_alone.joint_q, dtype=np.float64).copy()
+        for path, j in out0["joints"].items():
+            if alone.joint_type[j] != jaxart.JointType.FREE:
+                n = sum(alone.joint_dof_dim[j])
+                q_alone[alone.joint_q_start[j]:alone.joint_q_start[j] + n] = \
+                    q[host.joint_q_start[out["joints"][path]]:host.joint_q_start[out["joints"][path]] + n]
+        p_host, p_alone = np.asarray(_fk(m_host, jnp.asarray(q)).body_q), np.asarray(_fk(m_alone, q_alone).body_q)
+        x_carrier = p_host[carrier]
+        for path, i in out0["bodies"].items():
+            if path == "/loose":
+                continue
+            np.testing.assert_allclose(p_host[out["bodies"][path]], np_transform_mul(x_carrier, p_alone[i]),
+                                       atol=1e-10, err_msg=path)
+        expect = np_transform_mul(x_carrier, alone.body_q[out0["bodies"]["/loose"]])
+        np.testing.assert_allclose(p_host[out["bodies"]["/loose"]], expect, atol=1e-10)
+    # base_joint replaces the stage's joint to the world (and gives floating roots the same joint)
+    hinge = [jaxart.ModelBuilder.JointDofConfig(axis=(0, 0, 1))]
+    host2, carrier2 = _carrier()
+    out2 = host2.add_usd(st, parent_body=carrier2, base_joint={"joint_type": jaxart.JointType.REVOLUTE,
+                                                               "angular_axes": hinge})
+    assert "/robot/j_base" not in out2["joints"]
+    for r in ("/robot/base/root_joint", "/loose/root_joint"):
+        j = out2["joints"][r]
+        assert host2.joint_type[j] == jaxart.JointType.REVOLUTE and host2.joint_parent[j] == carrier2, r
+    assert host2.body_label[host2.joint_child[out2["joints"]["/robot/base/root_joint"]]] == "/robot/base"
+    host2.finalize()
+    # Newton's rules on the combination of floating / base_joint / parent_body
+    with pytest.raises(ValueError, match="floating=True needs parent_body=-1"):
+        _carrier()[0].add_usd(st, floating=True, parent_body=0)
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        jaxart.ModelBuilder().add_usd(st, floating=False, base_joint={})
+    with pytest.raises(ValueError, match="parent_body: body index 3 does not exist"):
+        jaxart.ModelBuilder().add_usd(st, parent_body=3)
+    with pytest.raises(ValueError, match="base_joint must not set 'label'"):
+        jaxart.ModelBuilder().add_usd(st, base_joint={"label": "x"})
+
+
+def test_enable_self_collisions_filters_within_each_articulation():
+    st = _stage()
+    for root in ("/r1", "/r2"):
+        links = [Link("a", None, "fixed"), Link("b", "a", "revolute", axis="Y"), Link("c", "b", "revolute")]
+        write_chain(st, links, root=root)
+        for lk in links:
+            g = UsdGeom.Sphere.Define(st, f"{root}/{lk.name}/geom")
+            g.CreateRadiusAttr(0.1)
+            UsdPhysics.CollisionAPI.Apply(g.GetPrim())
+    on, out_on, _ = _import(st)
+    assert on.shape_collision_filter_pairs == []
+    off, out, _ = _import(st, enable_self_collisions=False)
+    s = {(r, n): out["shapes"][f"{r}/{n}/geom"] for r in ("/r1", "/r2") for n in "abc"}
+    within = {tuple(sorted((s[r, m], s[r, n]))) for r in ("/r1", "/r2") for m, n in (("a", "b"), ("a", "c"),
+                                                                                      ("b", "c"))}
+    assert set(off.shape_collision_filter_pairs) == within and len(off.shape_collision_filter_pairs) == 6
+    # an authored flag on the articulation root wins over the argument
+    st.GetPrimAtPath("/r2").CreateAttribute("physxArticulation:enabledSelfCollisions",
+                                            Sdf.ValueTypeNames.Bool).Set(True)
+    st.GetPrimAtPath("/r1").CreateAttribute("newton:selfCollisionEnabled", Sdf.ValueTypeNames.Bool).Set(False)
+    mixed, out_m, _ = _import(st, enable_self_collisions=False)
+    assert {mixed.body_label[mixed.shape_body[p]].split("/")[1] for pair in mixed.shape_collision_filter_pairs
+            for p in pair} == {"r1"} and len(mixed.shape_collision_filter_pairs) == 3
+    on2, _, _ = _import(st)
+    assert len(on2.shape_collision_filter_pairs) == 3                     # /r1 says False

@@ -47,6 +47,7 @@ import warnings
 import mujoco
 import numpy as np
 
+from jaxart.io.entry import text_source
 from jaxart.io.mjcf_actuators import map_actuators
 from jaxart.io.mjcf_equality import add_equalities, equality_issues
 from jaxart.io.mjcf_joints import BALL, FREE, dof_configs, joint_issues, plan_body
@@ -73,14 +74,7 @@ def load_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjMode
         TypeError: ``source`` is not a string or path.
         ValueError: Missing file, invalid XML or a MuJoCo compile error (MuJoCo's message included).
     """
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if isinstance(source, bytes):
-        source = source.decode()
-    if not isinstance(source, str):
-        raise TypeError(f"add_mjcf: source must be a file path or an XML string, got {type(source).__name__}")
-    is_xml = source.lstrip().startswith("<")
-    what = "<XML string>" if is_xml else repr(source)
+    source, is_xml, what = text_source(source, "add_mjcf")
     if not is_xml and not os.path.isfile(source):
         raise ValueError(f"add_mjcf: MJCF file {source!r} does not exist")
     try:

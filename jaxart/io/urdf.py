@@ -45,6 +45,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions, text_source
 from jaxart.io.urdf_geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
 from jaxart.io.urdf_parse import UrdfJoint, UrdfRobot, parse_robot
 from jaxart.io.urdf_tree import IDENTITY, check_tree, collapse_fixed, order_joints
@@ -67,14 +68,7 @@ def load_urdf(source, *, package_dirs: list[str] | None = None) -> tuple[str, ET
         TypeError: ``source`` is not a string / path.
         ValueError: Missing file or malformed XML (the parser's message included).
     """
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if isinstance(source, bytes):
-        source = source.decode()
-    if not isinstance(source, str):
-        raise TypeError(f"add_urdf: source must be a file path or an XML string, got {type(source).__name__}")
-    is_xml = source.lstrip().startswith("<")
-    what = "<XML string>" if is_xml else repr(source)
+    source, is_xml, what = text_source(source, "add_urdf")
     if not is_xml and source.lower().startswith(("package://", "model://", "file:")):
         source = resolve_uri(source, urdf_dir=None, package_dirs=list(package_dirs or []), what="add_urdf: source")
     if not is_xml and not os.path.isfile(source):
@@ -99,16 +93,7 @@ def _as_axis(value, what: str) -> Axis:
 
 def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_ordering, joint_damping_mode,
                 override_root_xform, xform, label_prefix, unsupported) -> None:
-    if floating is not None and not isinstance(floating, bool):
-        raise TypeError(f"add_urdf: floating must be None, True or False, got {floating!r}")
-    if floating is not None and base_joint is not None:
-        raise ValueError("add_urdf: floating and base_joint are mutually exclusive; pass one of them")
-    if base_joint is not None and not isinstance(base_joint, dict):
-        raise TypeError(f"add_urdf: base_joint must be a dict of add_joint arguments, got {type(base_joint).__name__}")
-    builder._check_body(parent_body, "add_urdf: parent_body", allow_world=True)
-    if floating and parent_body != -1:
-        raise ValueError(f"add_urdf: floating=True needs parent_body=-1 (a FREE joint connects to the world), "
-                         f"got parent_body={parent_body}; use base_joint for a mobile connection to a body")
+    check_base_args(builder, "add_urdf", floating=floating, base_joint=base_joint, parent_body=parent_body)
     if not isinstance(scale, numbers.Real) or isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"add_urdf: scale must be a positive number, got {scale!r}")
     if joint_ordering not in ("dfs", "bfs", None):
@@ -122,9 +107,6 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
         raise TypeError(f"add_urdf() got unexpected keyword argument(s) {unknown}")
     if label_prefix is not None and not isinstance(label_prefix, str):
         raise TypeError(f"add_urdf: label_prefix must be a str, got {type(label_prefix).__name__}")
-    bad = sorted(set(base_joint or {}) & {"parent", "child", "parent_xform", "child_xform"})
-    if bad:
-        raise ValueError(f"add_urdf: base_joint must not set {bad}; they come from parent_body and xform")
     for key, default in _UNSUPPORTED_KW.items():
         if unsupported.get(key, default) != default:
             raise NotImplementedError(f"add_urdf: {key}={unsupported[key]!r} is not supported: "
@@ -376,18 +358,9 @@ class _Importer:
         self.out["shapes"][name] = add_link_shapes(self, body, link)
 
     def _add_base(self, x_root, parent_body, floating, base_joint, override) -> None:
-        b, root = self.b, self.out["bodies"][self.root]
-        label = self.pre(self._base_label(base_joint, floating))
-        if base_joint is not None:
-            x_p, x_c = (x_root, IDENTITY) if override else (
-                np.concatenate([x_root[:3], IDENTITY[3:]]),
-                np.concatenate([np.zeros(3), x_root[3:] * [-1, -1, -1, 1]]))
-            j = b.add_joint(parent=parent_body, child=root, parent_xform=x_p, child_xform=x_c, label=label,
-                            **{"joint_type": JointType.D6, **{k: v for k, v in base_joint.items() if k != "label"}})
-        elif floating:
-            j = b.add_joint_free(root, parent=-1, label=label)
-        else:
-            j = b.add_joint_fixed(parent_body, root, parent_xform=x_root, label=label)
+        j = add_base_joint(self.b, self.out["bodies"][self.root], parent_body=parent_body, x_root=x_root,
+                           floating=floating, base_joint=base_joint, override=override,
+                           label=self.pre(self._base_label(base_joint, floating)))
         self.out["joints"][self._base_label(base_joint, floating)] = j
 
     def _dof(self, j: UrdfJoint, axis, *, linear: bool):
@@ -422,12 +395,7 @@ class _Importer:
         self.out["joints"][j.name] = idx
 
     def filter_self_collisions(self) -> None:
-        b = self.b
-        shapes = [s for ss in self.out["shapes"].values() for s in ss if b.shape_cfg[s].has_shape_collision]
-        for k, a in enumerate(shapes):
-            for c in shapes[k + 1:]:
-                if b.shape_body[a] != b.shape_body[c]:
-                    b.add_shape_collision_filter_pair(a, c)
+        filter_self_collisions(self.b, [s for ss in self.out["shapes"].values() for s in ss])
 
 
 def _plane_axes(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

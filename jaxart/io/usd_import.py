@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions
 from jaxart.io.mjcf_report import gravity_along_up
 from jaxart.io.usd_joints import JOINT_KINDS, Units, joint_spec
 from jaxart.io.usd_shapes import (
@@ -43,43 +44,59 @@ from jaxart.sim.validate import as_transform, np_quat_rotate, np_quat_to_matrix,
 _IDENTITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
 
-def add_usd(builder, source, *, xform=None, floating: bool | None = None, strict: bool = False,
+def add_usd(builder, source, *, xform=None, floating: bool | None = None, base_joint: dict | None = None,
+            parent_body: int = -1, enable_self_collisions: bool = True, strict: bool = False,
             label_prefix: str | None = None) -> dict:
     """Import the rigid-body physics of a USD stage into ``builder``.
 
     Args:
         builder: Target :class:`~jaxart.ModelBuilder` (mutated).
         source: USD file path, USDA text (starting with ``#usda``) or a ``pxr.Usd.Stage``.
-        xform: Pose of the (unit-converted, up-axis-rotated) stage world in the builder's world.
-        floating: ``None`` keeps the stage's bases; ``True`` turns FIXED joints to the world at
-            articulation roots into FREE joints; ``False`` gives floating roots a FIXED joint at their pose.
+        xform: Pose of the (unit-converted, up-axis-rotated) stage world in ``parent_body``'s frame (the
+            builder's world when −1).
+        floating: ``None`` keeps the stage's bases (floating roots get a FREE joint, or a FIXED joint to
+            ``parent_body``); ``True`` turns FIXED joints to the world at articulation roots into FREE joints
+            (``parent_body=-1`` only); ``False`` gives floating roots a FIXED joint at their pose.
+        base_joint: ``add_joint`` keyword arguments (``joint_type`` defaults to D6) for the joint that
+            connects every articulation root to ``parent_body`` / the world, replacing the stage's root
+            joint to the world (Newton's frames, as :func:`jaxart.io.urdf.add_urdf`). Exclusive with ``floating``.
+        parent_body: Existing body the stage's world is attached to (Newton's hierarchical composition):
+            joints to the world, floating roots (FIXED joint unless ``base_joint``) and static colliders
+            attach to it; −1 = the world.
+        enable_self_collisions: ``False`` filters contacts between shapes of different bodies of the same
+            imported articulation; an authored ``physxArticulation:enabledSelfCollisions`` or
+            ``newton:selfCollisionEnabled`` on the articulation root prim wins (as in Newton).
         strict: Raise ``ValueError`` instead of warning about anything dropped or approximated.
         label_prefix: Prefix prepended to every label (prim path), e.g. to import a stage twice.
 
     Returns:
-        dict with ``"bodies"`` / ``"joints"`` / ``"shapes"`` (prim path → index), ``"articulations"``
-        (indices), ``"articulation"`` (first or ``None``), ``"loop_joints"`` and ``"orphan_joints"``
-        (prim paths), ``"coord_start"`` / ``"dof_start"``, ``"meters_per_unit"``, ``"up_axis"`` and
-        ``"unsupported"`` (the reported issues).
+        dict with ``"bodies"`` / ``"joints"`` / ``"shapes"`` (prim path → index; added root joints are
+        ``"<root body path>/root_joint"``), ``"articulations"`` (indices), ``"articulation"`` (first or
+        ``None``), ``"loop_joints"`` and ``"orphan_joints"`` (prim paths), ``"coord_start"`` /
+        ``"dof_start"``, ``"meters_per_unit"``, ``"up_axis"`` and ``"unsupported"`` (the reported issues).
 
     Raises:
         ValueError: Missing file, malformed USD, unknown joint types, joints whose bodies do not exist,
-            label clashes, invalid values (each naming the prim), or any issue with ``strict``.
+            label clashes, invalid values (each naming the prim), bad ``floating`` / ``base_joint`` /
+            ``parent_body`` combinations, or any issue with ``strict``.
         TypeError: Wrong argument types.
     """
-    if floating is not None and not isinstance(floating, bool):
-        raise TypeError(f"add_usd: floating must be None, True or False, got {floating!r}")
+    check_base_args(builder, "add_usd", floating=floating, base_joint=base_joint, parent_body=parent_body)
     if label_prefix is not None and not isinstance(label_prefix, str):
         raise TypeError(f"add_usd: label_prefix must be a str, got {type(label_prefix).__name__}")
+    if base_joint is not None and "label" in base_joint:
+        raise ValueError("add_usd: base_joint must not set 'label'; root joints are labelled "
+                         "'<root body path>/root_joint' (a stage can have several roots)")
     base = as_transform(xform, "add_usd: xform")
     parsed = parse_stage(source)
-    imp = _UsdImporter(builder, parsed, base=base, floating=floating, prefix=label_prefix or "")
+    imp = _UsdImporter(builder, parsed, base=base, floating=floating, prefix=label_prefix or "",
+                       base_joint=base_joint, parent_body=int(parent_body))
     imp.prepare()
     issues = imp.issues
     if issues and strict:
         raise ValueError(f"add_usd({parsed.what}): strict=True and the stage uses features jaxart cannot "
                          "represent: " + "; ".join(issues))
-    result = imp.run()
+    result = imp.run(self_collisions=bool(enable_self_collisions))
     result["unsupported"] = list(imp.issues)
     if imp.issues:
         warnings.warn(f"add_usd({parsed.what}): {len(imp.issues)} USD feature(s) not imported or approximated:\n"
@@ -90,8 +107,11 @@ def add_usd(builder, source, *, xform=None, floating: bool | None = None, strict
 class _UsdImporter:
     """Plans (without touching the builder) and then creates bodies, joints, shapes and articulations."""
 
-    def __init__(self, builder, parsed: ParsedStage, *, base, floating, prefix: str) -> None:
+    def __init__(self, builder, parsed: ParsedStage, *, base, floating, prefix: str, base_joint: dict | None,
+                 parent_body: int) -> None:
         self.b, self.p, self.floating, self.prefix = builder, parsed, floating, prefix
+        self.base_joint, self.anchor = base_joint, parent_body
+        self.x_anchor = np.asarray(builder.body_q[parent_body], dtype=np.float64) if parent_body >= 0 else _IDENTITY
         self.units = Units(parsed.meters_per_unit, parsed.kilograms_per_unit)
         q_up = up_rotation(parsed.up_vector, builder.up_vector)
         self.base = np_transform_mul(base, np.concatenate([np.zeros(3), q_up]))
@@ -179,7 +199,7 @@ class _UsdImporter:
                 iss.append(f"joint {path!r}: disabled (physics:jointEnabled = false) imported with enabled=False")
 
     # ---------------------------------------------------------------- building
-    def run(self) -> dict:
+    def run(self, *, self_collisions: bool) -> dict:
         b = self.b
         self._gravity()
         self.out.update(coord_start=b.joint_coord_count, dof_start=b.joint_dof_count)
@@ -198,6 +218,7 @@ class _UsdImporter:
         self._check_poses()
         self._add_shapes()
         add_collision_filters(b, self.p, self.out["shapes"], self.out["bodies"], self.issues)
+        self._filter_self_collisions(self_collisions)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out.update(loop_joints=self.plan.loops + self.plan.unmarked_loops, orphan_joints=list(self.plan.orphans),
                         meters_per_unit=self.units.length, up_axis=self.p.up_axis)
@@ -220,7 +241,7 @@ class _UsdImporter:
 
         d = self.bodies[path]
         u = self.units
-        x = np_transform_mul(self.base, np.concatenate([vec(d.position, u.length), quat_xyzw(d.rotation)]))
+        x = np_transform_mul(self.x_anchor, self._root_pose(path))
         prim = self.p.stage.GetPrimAtPath(path)
         cb = mass_callback(self.p, self.colliders, self.bodies)
         mass, diag, com, axes = UsdPhysics.RigidBodyAPI(prim).ComputeMassProperties(cb)
@@ -239,15 +260,18 @@ class _UsdImporter:
             xform=x, mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), label=self.lab(path),
             lock_inertia=True, is_kinematic=bool(d.kinematicBody) or not d.rigidBodyEnabled)
 
+    def _root_pose(self, path: str) -> np.ndarray:
+        """Pose of a body in the anchor's frame (``parent_body``'s, or the world's)."""
+        d = self.bodies[path]
+        return np_transform_mul(self.base, np.concatenate([vec(d.position, self.units.length),
+                                                           quat_xyzw(d.rotation)]))
+
     def _add_tree_joint(self, t) -> None:
-        b = self.b
-        if t.path is None:  # floating root
-            child = self.out["bodies"][t.child]
-            if self.floating is False:
-                j = b.add_joint_fixed(-1, child, parent_xform=b.body_q[child], label=self.lab(t.child) + "/root_joint")
-            else:
-                j = b.add_joint_free(child, label=self.lab(t.child) + "/root_joint")
-            self.out["joints"][t.child + "/root_joint"] = j
+        if t.path is None or (t.parent == "" and self.base_joint is not None):  # floating root / replaced joint
+            floating = self.floating if self.floating is not None else self.anchor < 0
+            self.out["joints"][t.child + "/root_joint"] = add_base_joint(
+                self.b, self.out["bodies"][t.child], parent_body=self.anchor, x_root=self._root_pose(t.child),
+                floating=floating, base_joint=self.base_joint, label=self.lab(t.child) + "/root_joint")
             return
         kind, d = self.joints[t.path]
         promote = self.floating is True and t.parent == "" and kind == "FixedJoint"
@@ -262,7 +286,7 @@ class _UsdImporter:
         x_c = np.concatenate([vec(cs[0], u.length), quat_xyzw(cs[1])])
         if not parent:  # the parser gives world-side frames in world space (non-body targets resolved)
             x_p = np_transform_mul(self.base, x_p)
-        pi = self.out["bodies"][parent] if parent else -1
+        pi = self.out["bodies"][parent] if parent else self.anchor
         ci = self.out["bodies"][child]
         common = dict(label=self.lab(path), parent_xform=x_p, child_xform=x_c, enabled=bool(d.jointEnabled),
                       collision_filter_parent=pi >= 0 and not d.collisionEnabled)
@@ -280,6 +304,16 @@ class _UsdImporter:
                     b.joint_q[q0:q0 + len(spec.q0)] = spec.q0
                     b.joint_qd[d0:d0 + len(spec.qd0)] = spec.qd0
         self.out["joints"][path] = j
+
+    def _filter_self_collisions(self, default: bool) -> None:
+        """Newton's ``enable_self_collisions`` per articulation (authored root-prim attributes win)."""
+        shapes_of: dict[int, list[int]] = {}
+        for s in self.out["shapes"].values():
+            shapes_of.setdefault(self.b.shape_body[s], []).append(s)
+        for label, comp in self.plan.trees:
+            if _self_collisions(self.p.stage.GetPrimAtPath(label), default):
+                continue
+            filter_self_collisions(self.b, [s for t in comp for s in shapes_of.get(self.out["bodies"][t.child], [])])
 
     def _check_poses(self) -> None:
         """Report tree joints whose authored body poses disagree with the joint frames at zero coordinates."""
@@ -313,18 +347,28 @@ class _UsdImporter:
             if body_path and body_path not in self.out["bodies"]:
                 self.issues.append(f"collider {path!r}: its rigid body {body_path!r} was not imported (skipped)")
                 continue
-            body = self.out["bodies"][body_path] if body_path else -1
+            body = self.out["bodies"][body_path] if body_path else self.anchor
             bscale = vec(self.bodies[body_path].scale) if body_path else None
             geo, scale, axis_rot, mesh = geometry(kind, d, self.p, u.length, self.issues, body_scale=bscale)
             x = local_pose(d, u.length, axis_rot)
-            if body < 0:
+            if not body_path:
                 x = np_transform_mul(self.base, x)
             cfg = material_cfg(d, self.p, b.default_shape_cfg, self.issues)
+            static = geo == GeoType.PLANE or not body_path
             self.out["shapes"][path] = b.add_shape(body=body, type=geo, xform=x, cfg=cfg, scale=scale, src=mesh,
-                                                   is_static=geo == GeoType.PLANE or body < 0, label=self.lab(path))
+                                                   is_static=static, label=self.lab(path))
 
 
 __all__ = ["add_usd"]
+
+
+def _self_collisions(prim, default: bool) -> bool:
+    """An authored self-collision flag on an articulation root prim, else ``default``."""
+    for name in ("newton:selfCollisionEnabled", "physxArticulation:enabledSelfCollisions"):
+        attr = prim.GetAttribute(name) if prim and prim.IsValid() else None
+        if attr and attr.HasAuthoredValue():
+            return bool(attr.Get())
+    return default
 
 
 def _ncoord(b, j: int) -> int:
