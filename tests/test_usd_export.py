@@ -169,11 +169,75 @@ def test_export_model_reports_unwritable_features(tmp_path):
     assert out["unsupported"] == ["site 'marker'"]
 
 
+def _d6_chain():
+    """Multi-axis D6 joints in one chain: (name, linear axes, angular axes, exact in float32)."""
+    cfg = jaxart.ModelBuilder.JointDofConfig
+    joints = [("planar", [(1, 0, 0), (0, 1, 0)], [(0, 0, 1)], True),
+              ("gimbal", [], [(1, 0, 0), (0, 1, 0), (0, 0, 1)], True),
+              ("turned_planar", [(0.6, 0.8, 0), (-0.8, 0.6, 0)], [(0, 0, 1)], False),
+              ("yx", [], [(0, 1, 0), (1, 0, 0)], False),
+              ("cylinder", [(0, 0, 1)], [(0, 0, 1)], True)]
+    b = jaxart.ModelBuilder()
+    frames = [((0.25, -0.5, 0.125), (0.5, 0.5, 0.5, 0.5)), ((0.0, 0.375, -0.25), (0.0, 0.0, 0.0, 1.0))]
+    parent, js = -1, []
+    for k, (name, lin, ang, _) in enumerate(joints):
+        link = b.add_link(mass=1.0, inertia=np.eye(3) * 0.1, label=name + "_link")
+        limits = [(-0.5 - 0.1 * i, 0.25 + 0.2 * i) for i in range(len(lin) + len(ang))]
+        js.append(b.add_joint_d6(
+            parent, link, parent_xform=frames[k % 2], child_xform=frames[(k + 1) % 2], label=name,
+            linear_axes=[cfg(axis=a, limit_lower=lo, limit_upper=hi) for a, (lo, hi) in zip(lin, limits, strict=False)],
+            angular_axes=[cfg(axis=a, limit_lower=lo, limit_upper=hi) for a, (lo, hi) in
+                          zip(ang, limits[len(lin):], strict=True)]))
+        parent = link
+    b.add_articulation(js, label="d6_chain")
+    return b.finalize(dtype=F64), joints
+
+
+def test_multi_axis_d6_round_trip_fk_and_limits(tmp_path):
+    model, joints = _d6_chain()
+    path = tmp_path / "d6.usda"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = export_model(model, path)
+    b2 = jaxart.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b2.add_usd(str(path))
+    model2 = b2.finalize(dtype=F64)
+    joint = {lab: model2.joint_label.index(p) for lab, p in written["joints"].items()}
+    for j, (name, lin, ang, _) in enumerate(joints):
+        k = joint[name]
+        assert model2.joint_type[k] == JT.D6 and tuple(model2.joint_dof_dim[k]) == (len(lin), len(ang)), name
+        d, d2 = int(model.joint_qd_start[j]), int(model2.joint_qd_start[k])
+        for side in ("lower", "upper"):
+            a = np.asarray(getattr(model, f"joint_limit_{side}"))[d:d + len(lin) + len(ang)]
+            c = np.asarray(getattr(model2, f"joint_limit_{side}"))[d2:d2 + len(lin) + len(ang)]
+            np.testing.assert_allclose(c, a, rtol=1e-6, err_msg=name)
+    rng = np.random.default_rng(3)
+    labels = {lab: model2.joint_label[k] for lab, k in joint.items()}
+    exact = [k for k, (*_, ok) in enumerate(joints) if all(joints[i][3] for i in range(k + 1))]
+    for _ in range(3):
+        q = rng.uniform(-1.0, 1.0, model.joint_coord_count)
+        q2 = _q_by_label(model, model2, q, labels)
+        s1, s2 = np.asarray(_fk(model, jnp.asarray(q))), np.asarray(_fk(model2, jnp.asarray(q2)))
+        for i, (name, *_rest) in enumerate(joints):
+            a, c = s1[i], s2[model2.body_label.index(written["bodies"][name + "_link"])]
+            tol = 1e-10 if i in exact else 1e-6   # rotated joint frames are stored as float32
+            np.testing.assert_allclose(c[:3], a[:3], atol=tol, err_msg=name)
+            assert abs(abs(a[3:] @ c[3:]) - 1.0) < tol, name
+
+
 def test_export_model_rejects_unexportable_d6_and_bad_arguments(tmp_path):
     b = jaxart.ModelBuilder()
     link = b.add_link(mass=1.0, inertia=np.eye(3))
-    b.add_articulation([b.add_joint_d6(-1, link, angular_axes=[(0, 1, 0), (1, 0, 0)], label="swapped")])
-    with pytest.raises(NotImplementedError, match="'swapped'.*X, Y, Z order"):
+    b.add_articulation([b.add_joint_d6(-1, link, angular_axes=[(1, 0, 0), (0, 1, 0), (0, 0, -1)],
+                                       label="left_handed")])
+    with pytest.raises(NotImplementedError, match=r"'left_handed'.*X, Y, Z order.*right-handed"):
+        export_model(b.finalize(), tmp_path / "d6.usda")
+    b = jaxart.ModelBuilder()
+    link = b.add_link(mass=1.0, inertia=np.eye(3))
+    b.add_articulation([b.add_joint_d6(-1, link, linear_axes=[(1, 0, 0), (0.6, 0.8, 0)], label="skew")])
+    with pytest.raises(NotImplementedError, match="'skew'"):
         export_model(b.finalize(), tmp_path / "d6.usda")
     with pytest.raises(TypeError, match="model"):
         export_model(b, tmp_path / "x.usda")

@@ -504,7 +504,7 @@ def test_posed_bodies_without_joint_state_are_reported():
     assert "/robot/j_upper" not in msgs[0]
 
 
-def test_world_as_body1_flips_one_dof_joints_and_rejects_multi_axis_d6():
+def test_world_as_body1_flips_one_dof_joints_and_rejects_mixed_d6():
     st = _stage()
     _body_with(st, "/a")
     j = UsdPhysics.RevoluteJoint.Define(st, "/a/hinge")        # body0 = the body, body1 = the world
@@ -520,9 +520,51 @@ def test_world_as_body1_flips_one_dof_joints_and_rejects_multi_axis_d6():
     d6.CreateBody0Rel().SetTargets([Sdf.Path("/a")])
     j.GetPrim().SetActive(False)
     fresh = jaxart.ModelBuilder()
-    with pytest.raises(NotImplementedError, match="'/a/gimbal'.*multi-axis"):
+    with pytest.raises(NotImplementedError, match="'/a/gimbal'.*both linear and angular axes"):
         fresh.add_usd(st)
     assert fresh.body_count == 0                                  # raised before touching the builder
+
+
+@pytest.mark.parametrize("free", [("rotX", "rotY", "rotZ"), ("transX", "transZ")])
+def test_world_as_body1_reverses_multi_axis_d6(free):
+    """body1 = the world: the body moves by the inverse of the authored D6 motion (closed form)."""
+    from jaxart.sim.validate import np_quat_mul, np_transform_inverse, np_transform_mul
+
+    st = _stage()
+    _body_with(st, "/a")
+    j = UsdPhysics.Joint.Define(st, "/a/d6")                      # body0 = the body, body1 = the world
+    j.CreateBody0Rel().SetTargets([Sdf.Path("/a")])
+    l0 = np.array([0.25, -0.5, 0.125, 0.5, 0.5, 0.5, 0.5])
+    l1 = np.array([0.0, 0.375, 1.0, 0.0, 0.0, 0.0, 1.0])
+    j.CreateLocalPos0Attr(Gf.Vec3f(*l0[:3]))
+    j.CreateLocalRot0Attr(Gf.Quatf(l0[6], *l0[3:6]))
+    j.CreateLocalPos1Attr(Gf.Vec3f(*l1[:3]))
+    for name in ("transX", "transY", "transZ", "rotX", "rotY", "rotZ"):
+        if name not in free:
+            lim = UsdPhysics.LimitAPI.Apply(j.GetPrim(), name)
+            lim.CreateLowAttr(1.0)
+            lim.CreateHighAttr(-1.0)
+    b, out, _ = _import(st)
+    k = out["joints"]["/a/d6"]
+    assert b.joint_parent[k] == -1 and b.joint_type[k] == jaxart.JointType.D6
+    model = b.finalize(dtype=F64)
+    q = np.array([0.3, -0.7, 1.1])[:len(free)]
+    # authored motion J(q): translation along the free axes, then rotations in the order X, Y, Z
+    trans = sum((q[i] * np.eye(3)["XYZ".index(n[-1])] for i, n in enumerate(free) if n.startswith("trans")),
+                np.zeros(3))
+    rot = np.array([0.0, 0.0, 0.0, 1.0])
+    for i, n in enumerate(free):
+        if n.startswith("rot"):
+            rot = np_quat_mul(rot, np.concatenate([np.eye(3)["XYZ".index(n[-1])] * math.sin(q[i] / 2),
+                                                   [math.cos(q[i] / 2)]]))
+    motion = np.concatenate([trans, rot])
+    # body1 (world) = body0 · L0 · J(q) · L1⁻¹  ⇒  body0 = L1 · J(q)⁻¹ · L0⁻¹
+    expect = np_transform_mul(np_transform_mul(l1, np_transform_inverse(motion)), np_transform_inverse(l0))
+    # jaxart's coordinates: the same values, angular ones in reverse order
+    q_jax = q if free[0].startswith("trans") else q[::-1]
+    got = np.asarray(_fk(model, jnp.asarray(q_jax)).body_q)[out["bodies"]["/a"]]
+    np.testing.assert_allclose(got[:3], expect[:3], atol=1e-12)
+    assert abs(abs(got[3:] @ expect[3:]) - 1.0) < 1e-12
 
 
 def _carrier():

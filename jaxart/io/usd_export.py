@@ -10,8 +10,9 @@
   ``principalAxes`` from the inertia's eigen-decomposition), posed by ``eval_fk`` at ``model.joint_q``
   (bodies outside every articulation keep ``model.body_q``), so poses and joint frames agree;
 * joints: FIXED/REVOLUTE/PRISMATIC/BALL/DISTANCE as the typed UsdPhysics joints (1-DOF axes become the
-  frames' X axis), D6 as a generic ``PhysicsJoint`` with ``LimitAPI`` locking the missing axes (its
-  axes must be the anchor frame's coordinate axes in X, Y, Z order); FREE roots are left floating;
+  frames' X axis), D6 as a generic ``PhysicsJoint`` with ``LimitAPI`` locking the missing axes, both
+  joint frames rotated so that its axes are coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd_d6`;
+  a D6 no rotation fits raises); FREE roots are left floating;
   limits/drives/``joint_q`` in USD's degrees; drives as ``DriveAPI`` with ``maxForce`` = effort limit;
 * shapes: :mod:`jaxart.io.usd_geom` with ``CollisionAPI``, a ``PhysicsMaterialAPI`` material (mu,
   restitution) and ``FilteredPairsAPI`` for the model's filter pairs.
@@ -26,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from jaxart.io.usd_d6 import d6_frame
 from jaxart.io.usd_geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
 from jaxart.sim.enums import GeoType, JointTargetMode, JointType
 from jaxart.sim.validate import np_quat_between, np_quat_mul
@@ -54,8 +56,8 @@ def export_model(model, path, *, shape_materials: bool = True) -> dict:
 
     Raises:
         TypeError / ValueError: Bad ``model`` or ``path``.
-        NotImplementedError: FREE joints that are not articulation roots, D6 joints whose axes are not
-            the anchor frame's coordinate axes in order.
+        NotImplementedError: FREE joints that are not articulation roots, D6 joints whose axes no rotation
+            of the joint frame maps onto coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd_d6`).
     """
     from jaxart.sim.model import Model
 
@@ -166,11 +168,12 @@ class _ModelWriter:
         cls = {JointType.FIXED: UsdPhysics.FixedJoint, JointType.REVOLUTE: UsdPhysics.RevoluteJoint,
                JointType.PRISMATIC: UsdPhysics.PrismaticJoint, JointType.BALL: UsdPhysics.SphericalJoint,
                JointType.DISTANCE: UsdPhysics.DistanceJoint, JointType.D6: UsdPhysics.Joint}[jt]
-        align = np.array([0.0, 0.0, 0.0, 1.0])
+        align, d6_axes = np.array([0.0, 0.0, 0.0, 1.0]), None
         if jt in (JointType.REVOLUTE, JointType.PRISMATIC):
             align = np_quat_between(_E[0], _np(m.joint_axis[d0]))
         elif jt == JointType.D6:
-            self._check_d6(j, d0, lin, ang, label)
+            r, *d6_axes = self._d6_frame(d0, lin, ang, label)
+            align = _matrix_to_quat(r)
         joint = cls.Define(self.stage, path)
         if parent >= 0:
             joint.CreateBody0Rel().SetTargets([Sdf.Path(self.body_paths[m.body_label[parent]])])
@@ -184,18 +187,22 @@ class _ModelWriter:
         joint.CreateCollisionEnabledAttr(bool(parent >= 0 and cfp is not None and not cfp[j]))
         if int(np.asarray(m.joint_articulation)[j]) < 0:
             joint.CreateExcludeFromArticulationAttr(True)
-        self._joint_dofs(jt, joint, j, d0, lin, ang)
+        self._joint_dofs(jt, joint, j, d0, lin, d6_axes)
         self.joint_paths[label] = path
 
-    def _check_d6(self, j: int, d0: int, lin: int, ang: int, label: str) -> None:
-        for start, n in ((d0, lin), (d0 + lin, ang)):
-            idx = [int(np.argmax(np.abs(_np(self.m.joint_axis[start + k])))) for k in range(n)]
-            ok = all(np.allclose(_np(self.m.joint_axis[start + k]), _E[i], atol=1e-9) for k, i in enumerate(idx))
-            if not ok or idx != sorted(set(idx)):
-                raise NotImplementedError(f"export_model: D6 joint {label!r}: axes must be the anchor frame's "
-                                          "coordinate axes in X, Y, Z order to be written as a UsdPhysics joint")
+    def _d6_frame(self, d0: int, lin: int, ang: int, label: str) -> tuple:
+        axes = _np(self.m.joint_axis[d0:d0 + lin + ang]).reshape(-1, 3)
+        found = d6_frame(axes[:lin], axes[lin:])
+        if found is None:
+            raise NotImplementedError(
+                f"export_model: D6 joint {label!r} (linear axes {axes[:lin].tolist()}, angular axes "
+                f"{axes[lin:].tolist()}): a UsdPhysics generic joint needs one joint-frame rotation that maps the "
+                "linear axes and the angular axes onto coordinate axes in X, Y, Z order (unit, orthogonal within "
+                "each group, right-handed)")
+        return found
 
-    def _joint_dofs(self, jt, joint, j: int, d0: int, lin: int, ang: int) -> None:
+    def _joint_dofs(self, jt, joint, j: int, d0: int, lin: int, d6_axes) -> None:
+        """Limits, drives and initial state; ``d6_axes``: coordinate axis of each linear / angular D6 axis."""
         from pxr import UsdPhysics
 
         m, prim = self.m, joint.GetPrim()
@@ -218,19 +225,18 @@ class _ModelWriter:
                 joint.CreateUpperLimitAttr(hi * scale)
             self._drive(prim, name, d0, q0, angular=name == "angular")
             return
-        for k in range(3):  # D6: every axis, locked unless present
-            for group, start, n in ((0, d0, lin), (1, d0 + lin, ang)):
-                axes = [int(np.argmax(np.abs(_np(m.joint_axis[start + i])))) for i in range(n)]
+        for group, start, idx in ((0, d0, d6_axes[0]), (1, d0 + lin, d6_axes[1])):
+            for k in range(3):  # D6: every axis of the rotated frame, locked unless present
                 name = _D6_NAMES[group][k]
-                lim = UsdPhysics.LimitAPI.Apply(prim, name) if (k not in axes or
-                                                               self._limited(start + axes.index(k))) else None
-                if k not in axes:
+                dof = start + idx.index(k) if k in idx else None
+                if dof is None:
+                    lim = UsdPhysics.LimitAPI.Apply(prim, name)
                     lim.CreateLowAttr(1.0)
                     lim.CreateHighAttr(-1.0)
                     continue
-                dof = start + axes.index(k)
                 scale = 1.0 / DEG if group else 1.0
-                if lim is not None:
+                if self._limited(dof):
+                    lim = UsdPhysics.LimitAPI.Apply(prim, name)
                     lim.CreateLowAttr(float(m.joint_limit_lower[dof]) * scale)
                     lim.CreateHighAttr(float(m.joint_limit_upper[dof]) * scale)
                 self._drive(prim, name, dof, q0 + dof - d0, angular=bool(group))

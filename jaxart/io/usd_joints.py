@@ -14,6 +14,8 @@ PhysicsJoint (generic)     D6 following the UsdPhysics spec: every axis is free 
                            rotX, rotY, rotZ; angular coordinates compose as ``Rx·Ry·Rz`` (jaxart's D6).
                            All axes locked → FIXED. (Newton keeps only the axes that carry a
                            LimitAPI; an unlimited generic joint is free here, as the spec says.)
+                           When ``body1`` must be the parent, axes are negated and angular axes
+                           reversed (the inverse motion); linear + angular together then raise.
 DriveAPI                   ``target_ke/kd`` (per degree → per radian), ``target_q/qd``,
                            ``maxForce`` → ``effort_limit``; acceleration drives are reported
 ``state:<axis>:physics:``  initial ``joint_q``/``joint_qd`` (PhysxJointStateAPI attribute names, as
@@ -74,7 +76,7 @@ def joint_spec(kind: str, desc, prim, units: Units, *, swapped: bool, default: J
         issues: Report list (appended to).
 
     Raises:
-        NotImplementedError: A multi-axis D6 whose ``body1`` had to become the parent.
+        NotImplementedError: A D6 with linear and angular axes whose ``body1`` had to become the parent.
     """
     path = str(desc.primPath)
     jt = JOINT_KINDS[kind]
@@ -125,15 +127,32 @@ def _d6(desc, prim, units: Units, default: JointDofConfig, path: str, issues: li
     for name, drv in drives.items():
         if name not in (*_D6_LIN, *_D6_ANG) or (drv.enabled and _locked(limits.get(name))):
             issues.append(f"joint {path!r}: drive on locked or unknown axis {name!r} not imported")
-    n = len(spec.linear) + len(spec.angular)
-    if n == 0:
+    if not spec.linear and not spec.angular:
         return JointSpec(JointType.FIXED)
-    if swapped and n > 1:
-        raise NotImplementedError(f"add_usd: joint {path!r} is a multi-axis generic (D6) joint whose body1 must "
-                                  "become the parent; author body0 as the parent side of the tree")
-    if swapped:
-        for c in (*spec.linear, *spec.angular):
-            c.axis = -c.axis
+    return _reversed(spec, path) if swapped else spec
+
+
+def _reversed(spec: JointSpec, path: str) -> JointSpec:
+    """The D6 seen from body1 (the importer made it the parent): the inverse motion, same coordinate values.
+
+    ``(T(Σ a_k q_k))⁻¹ = T(Σ (−a_k) q_k)`` and ``(R(a_1, q_1)···R(a_n, q_n))⁻¹ = R(−a_n, q_n)···R(−a_1, q_1)``:
+    axes negated, angular axes (and their coordinates) in reverse order. A joint with both linear and
+    angular axes has no such form (``(T·R)⁻¹ = R⁻¹·T⁻¹``; jaxart's D6 translates first).
+
+    Raises:
+        NotImplementedError: Linear and angular axes together.
+    """
+    if spec.linear and spec.angular:
+        raise NotImplementedError(
+            f"add_usd: joint {path!r} is a generic (D6) joint with both linear and angular axes whose body1 must "
+            "become the parent (the reversed motion rotates before it translates, which jaxart's D6 cannot "
+            "represent); author body0 as the parent side of the tree")
+    for c in (*spec.linear, *spec.angular):
+        c.axis = -c.axis
+    if spec.angular:
+        spec.angular.reverse()
+        spec.q0.reverse()
+        spec.qd0.reverse()
     return spec
 
 
