@@ -225,6 +225,8 @@ class _ModelWriter:
                 joint.CreateUpperLimitAttr(hi * scale)
             self._drive(prim, name, d0, q0, angular=name == "angular")
             return
+        if jt != JointType.D6:
+            return
         for group, start, idx in ((0, d0, d6_axes[0]), (1, d0 + lin, d6_axes[1])):
             for k in range(3):  # D6: every axis of the rotated frame, locked unless present
                 name = _D6_NAMES[group][k]
