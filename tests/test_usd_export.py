@@ -169,6 +169,56 @@ def test_export_model_reports_unwritable_features(tmp_path):
     assert out["unsupported"] == ["site 'marker'"]
 
 
+def test_export_model_lists_every_dropped_feature_in_one_warning(tmp_path):
+    b, _ = _builder()
+    j = {lab: b.joint_label.index(lab) for lab in ("shoulder", "slide")}
+    s = {lab: b.shape_label.index(lab) for lab in ("base_box", "tip_sphere", "ball_sphere", "arm_capsule")}
+    b.add_tendon_fixed([j["shoulder"], j["slide"]], [1.0, 0.5], label="cable")
+    b.add_constraint_mimic(j["slide"], j["shoulder"], coef1=0.1, label="follow")
+    b.add_equality_constraint(jaxart.EqType.JOINT, joint1=j["slide"], label="hold")
+    b.add_shape_contact_pair(s["base_box"], s["tip_sphere"])
+    b.joint_dof["armature"][b.joint_qd_start[j["slide"]]] = 0.25
+    b.shape_cfg[s["ball_sphere"]].ke = 123.0
+    b.shape_cfg[s["ball_sphere"]].collision_group = -1           # collides with everything but group -1: no loss
+    b.shape_cfg[s["arm_capsule"]].collision_group = 2            # kept apart from the group-1 colliders
+    with pytest.warns(UserWarning) as rec:
+        out = export_model(b.finalize(), tmp_path / "m.usda")
+    assert len(rec) == 1
+    msg = str(rec[0].message)
+    assert f"{len(out['unsupported'])} model feature(s) not written" in msg
+    for part in ("1 tendon(s): ['cable']", "1 mimic constraint(s): ['follow']", "1 equality constraint(s): ['hold']",
+                 "1 explicit contact pair(s): [('base_box', 'tip_sphere')]", "joint armature", "['slide']",
+                 "contact stiffness ke", "['ball_sphere']", "collision groups", "'arm_capsule'"):
+        assert part in msg, part
+    assert "ball_sphere', 'arm_capsule" not in msg and "('arm_capsule', 'ball_sphere')" not in msg
+
+
+def test_export_model_is_silent_when_nothing_is_lost(tmp_path):
+    """A URDF import's visual shapes (collision group 0, non-colliding) lose nothing: no warning."""
+    urdf = ('<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" '
+            'ixy="0" ixz="0" iyz="0"/></inertial><visual><geometry><box size="0.1 0.1 0.1"/></geometry></visual>'
+            '<collision><geometry><sphere radius="0.05"/></geometry></collision></link><link name="c"><inertial>'
+            '<mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+            '<collision><geometry><sphere radius="0.05"/></geometry></collision></link><joint name="j" '
+            'type="revolute"><parent link="a"/><child link="c"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>'
+            '<limit lower="-1" upper="1" effort="5" velocity="1000000"/></joint></robot>')
+    b = jaxart.ModelBuilder()
+    b.add_urdf(urdf)
+    assert any(c.collision_group == 0 for c in b.shape_cfg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = export_model(b.finalize(), tmp_path / "r.usda")
+    assert out["unsupported"] == []
+    # a colliding shape in group 0 is written with collisions disabled (it never collides in jaxart either)
+    b.shape_cfg[next(k for k, c in enumerate(b.shape_cfg) if c.has_shape_collision)].collision_group = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        export_model(b.finalize(), tmp_path / "g0.usda")
+    b2 = jaxart.ModelBuilder()
+    b2.add_usd(str(tmp_path / "g0.usda"))
+    assert sorted(c.has_shape_collision for c in b2.shape_cfg) == [False, False, True]
+
+
 def _d6_chain():
     """Multi-axis D6 joints in one chain: (name, linear axes, angular axes, exact in float32)."""
     cfg = jaxart.ModelBuilder.JointDofConfig

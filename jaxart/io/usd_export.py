@@ -17,8 +17,10 @@
 * shapes: :mod:`jaxart.io.usd_geom` with ``CollisionAPI``, a ``PhysicsMaterialAPI`` material (mu,
   restitution) and ``FilteredPairsAPI`` for the model's filter pairs.
 
-Anything that cannot be written (heightfields, sites, equality constraints, collision groups other
-than 1, BALL/FREE coordinates, …) is listed in ONE ``UserWarning``.
+Anything that cannot be written (heightfields, sites, tendons, equality and mimic constraints, explicit
+contact pairs, joint and shape parameters UsdPhysics has no attribute for, collision groups that keep
+colliders apart, BALL coordinates, …; :mod:`jaxart.io.usd_export_report`) is listed, with element names,
+in ONE ``UserWarning``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import warnings
 import numpy as np
 
 from jaxart.io.usd_d6 import d6_frame
+from jaxart.io.usd_export_report import unwritten
 from jaxart.io.usd_geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
 from jaxart.sim.enums import GeoType, JointTargetMode, JointType
 from jaxart.sim.validate import np_quat_between, np_quat_mul
@@ -85,6 +88,8 @@ class _ModelWriter:
         self.joint_paths: dict[str, str] = {}
         self.shape_paths: dict[str, str] = {}
         self._mats: dict[tuple, object] = {}
+        self.written: dict[int, str] = {}     # shape index → prim path
+        self.driven: set[int] = set()         # DOFs written with a DriveAPI
 
     def run(self) -> None:
         from pxr import UsdGeom, UsdPhysics
@@ -115,17 +120,7 @@ class _ModelWriter:
         self._report()
 
     def _report(self) -> None:
-        m = self.m
-        if m.equality_constraint_count:
-            self.issues.append(f"{m.equality_constraint_count} equality constraint(s): {m.equality_constraint_label}")
-        if m.constraint_mimic_count:
-            self.issues.append(f"{m.constraint_mimic_count} mimic constraint(s): {m.constraint_mimic_label}")
-        groups = np.asarray(m.shape_collision_group)
-        odd = [m.shape_label[s] for s in range(m.shape_count) if groups[s] not in (1,)
-               and not (np.asarray(m.shape_flags)[s] & 4)]
-        if odd:
-            self.issues.append(f"collision groups other than 1 on shapes {odd[:8]} (USD collision groups are not "
-                               "written)")
+        self.issues += unwritten(self.m, shapes=sorted(self.written), driven=self.driven)
 
     def _body(self, b: int, path: str) -> None:
         from pxr import Gf, UsdGeom, UsdPhysics
@@ -255,6 +250,7 @@ class _ModelWriter:
         ke, kd = float(m.joint_target_ke[dof]), float(m.joint_target_kd[dof])
         if mode != int(JointTargetMode.NONE) or ke > 0.0 or kd > 0.0:
             drv = UsdPhysics.DriveAPI.Apply(prim, name)
+            self.driven.add(dof)
             drv.CreateTypeAttr("force")
             drv.CreateStiffnessAttr(ke / scale)
             drv.CreateDampingAttr(kd / scale)
@@ -269,8 +265,8 @@ class _ModelWriter:
         from pxr import Sdf, UsdGeom, UsdPhysics
 
         m = self.m
-        flags = np.asarray(m.shape_flags)
-        written: dict[int, str] = {}
+        flags, groups = np.asarray(m.shape_flags), np.asarray(m.shape_collision_group)
+        written = self.written
         for s in range(m.shape_count):
             geo = GeoType(int(np.asarray(m.shape_type)[s]))
             body = int(np.asarray(m.shape_body)[s])
@@ -290,7 +286,7 @@ class _ModelWriter:
             if geo == GeoType.ELLIPSOID:
                 self.issues.append(f"shape {label!r}: ellipsoid written as a scaled sphere (imports as a sphere)")
             col = UsdPhysics.CollisionAPI.Apply(prim)
-            col.CreateCollisionEnabledAttr(bool(flags[s] & 2))
+            col.CreateCollisionEnabledAttr(bool(flags[s] & 2) and int(groups[s]) != 0)  # group 0: no contacts
             if geo == GeoType.MESH:
                 UsdPhysics.MeshCollisionAPI.Apply(prim).CreateApproximationAttr("convexHull")
             if self.materials:
