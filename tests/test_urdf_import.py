@@ -285,7 +285,8 @@ def test_meshes_each_format_and_uris(as_string):
     np.testing.assert_allclose(b.shape_transform[s["finger_right"][0]][3:], quat_from_rpy((0, 0, np.pi)), atol=1e-8)
     assert not b.shape_cfg[s["palm"][0]].is_visible and b.shape_cfg[s["palm"][1]].is_visible
     hv, hres = _import(GRIPPER, hide_visuals=True, force_show_colliders=True)
-    assert hv.shape_cfg[hres["shapes"]["palm"][0]].is_visible and not hv.shape_cfg[hres["shapes"]["palm"][1]].is_visible
+    assert len(hres["shapes"]["palm"]) == 1 and hv.shape_cfg[hres["shapes"]["palm"][0]].is_visible
+    assert all(c.has_shape_collision for c in hv.shape_cfg)                  # no visual shapes
     vc, vres = _import(GRIPPER, parse_visuals_as_colliders=True)
     assert vres["shapes"]["palm"] == [0] and vc.shape_cfg[0].has_shape_collision and vc.shape_count == 1
     b.finalize()
@@ -308,6 +309,15 @@ def test_missing_meshes_and_unresolved_packages(tmp_path):
                                      f'<mesh filename="{broken}"/></geometry></collision></link></robot>')
     with pytest.raises(ValueError, match=r"link 'l'.*broken\.stl"):
         b.add_urdf(str(tmp_path / "b.urdf"))
+    # hide_visuals: visual meshes are never read, so a missing one does not matter
+    (tmp_path / "v.urdf").write_text('<robot name="v"><link name="l"><visual><geometry><mesh filename="gone.stl"/>'
+                                     '</geometry></visual><collision><geometry><box size="0.1 0.2 0.3"/></geometry>'
+                                     '</collision></link></robot>')
+    with pytest.raises(ValueError, match=r"link 'l' <visual>.*gone\.stl"):
+        jaxart.ModelBuilder().add_urdf(str(tmp_path / "v.urdf"))
+    hidden = jaxart.ModelBuilder()
+    out = hidden.add_urdf(str(tmp_path / "v.urdf"), hide_visuals=True)
+    assert hidden.shape_count == 1 and hidden.shape_type[out["shapes"]["l"][0]] == int(jaxart.GeoType.BOX)
 
 
 def test_collapse_fixed_joints_merges_like_mujoco_fusestatic():

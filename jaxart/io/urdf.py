@@ -24,7 +24,8 @@ mimic                              :meth:`~jaxart.ModelBuilder.add_constraint_mi
                                    composed into the first non-mimic joint); a mimic whose follower or
                                    leader is not revolute/continuous/prismatic is dropped and reported
 collision / visual                 shapes: box, sphere, cylinder, capsule, mesh (STL, OBJ, DAE, ... via
-                                   trimesh); visuals are non-colliding, massless shapes
+                                   trimesh); visuals are non-colliding, massless shapes (skipped, files
+                                   unread, with ``hide_visuals``)
 =================================  ===================================================================
 
 Drives: like Newton, every revolute/prismatic/planar DOF gets ``actuator_mode`` POSITION (or
@@ -135,7 +136,8 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
             ``override_root_xform``. Exclusive with ``floating``.
         parent_body: Body the root attaches to (−1 = world).
         scale: Length scale: positions, sizes, prismatic limits ×scale, inertia ×scale² (mass unchanged, as Newton).
-        hide_visuals: Visual shapes are not rendered.
+        hide_visuals: Skip ``<visual>`` geometry: no visual shapes, and their mesh files are not read (Newton
+            adds hidden visual shapes; they would neither render, collide nor add mass).
         parse_visuals_as_colliders: Use ``<visual>`` geometry as collision geometry (``<collision>`` ignored).
         up_axis: Up axis of the URDF; the model is rotated onto the builder's up axis, and cylinders and
             capsules are turned from Z onto ``up_axis`` in their link frames (Newton's behaviour).
@@ -228,10 +230,10 @@ class _Importer:
         return f"{self.prefix}/{name}" if self.prefix else name
 
     def _geoms(self, link):
-        """(geometry, collides) pairs of a link, honouring ``parse_visuals_as_colliders``."""
+        """(geometry, collides) pairs of a link, honouring ``parse_visuals_as_colliders`` and ``hide_visuals``."""
         if self.opts["visuals_collide"]:
             return [(g, True) for g in link.geoms if g.visual]
-        return [(g, not g.visual) for g in link.geoms]
+        return [(g, not g.visual) for g in link.geoms if not (g.visual and self.opts["hide_visuals"])]
 
     def plan_geometry(self, urdf_dir: str | None, package_dirs: list[str]) -> None:
         """Check primitive sizes and load every mesh before the builder is touched."""

@@ -123,8 +123,7 @@ def add_link_shapes(imp, body: int, link) -> list[int]:
 
     Collision shapes use ``default_shape_cfg`` (their density gives the mass of links without an
     ``<inertial>``); they are rendered when the model has no visual geometry or with
-    ``force_show_colliders``. Visual shapes are massless, never collide and are hidden with
-    ``hide_visuals``.
+    ``force_show_colliders``. Visual shapes are massless and never collide (``hide_visuals``: not added).
 
     Args:
         imp: The importer (builder ``b``, ``scale``, options ``opts``, preloaded ``meshes``).
@@ -142,7 +141,7 @@ def add_link_shapes(imp, body: int, link) -> list[int]:
             cfg.is_visible = opts["show_colliders"] or not has_visuals or opts["visuals_collide"]
         else:
             cfg.density, cfg.has_shape_collision, cfg.has_particle_collision = 0.0, False, False
-            cfg.collision_group, cfg.is_visible = 0, not opts["hide_visuals"]
+            cfg.collision_group = 0   # visible (hide_visuals skips visual geometry altogether)
         x = np.concatenate([g.origin[:3] * s, g.origin[3:]])
         if g.kind == "mesh":
             out.append(b.add_shape_mesh(body, xform=x, mesh=imp.meshes[id(g)], cfg=cfg))
