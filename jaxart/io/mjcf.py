@@ -53,6 +53,7 @@ from jaxart.io.mjcf_equality import add_equalities, equality_issues
 from jaxart.io.mjcf_joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf_math import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
+from jaxart.io.mjcf_refs import MjcfRefs
 from jaxart.io.mjcf_report import gravity_along_up, model_issues
 from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
 from jaxart.io.mjcf_tendons import add_tendons, tendon_issues
@@ -212,10 +213,10 @@ class _Importer:
             self._add_body(body, np_transform_mul(self.world_base, pose(data.xpos[body], data.xquat[body])))
         self._close(start, root)
         self._add_shapes()
-        self.out["equalities"] = add_equalities(b, m, body_of=self._body_of, coord_start=self.out["coord_start"],
-                                                coord_map=self.coord_map, label=self.pre)
-        self.out["tendons"] = add_tendons(b, m, body_of=self._body_of, coord_start=self.out["coord_start"],
-                                          coord_map=self.coord_map, label=self.pre, min_timeconst=self.min_tc)
+        refs = MjcfRefs(body_of=self._body_of, coord_start=self.out["coord_start"], coord_map=self.coord_map,
+                        label=self.pre)
+        self.out["equalities"] = add_equalities(b, m, refs)
+        self.out["tendons"] = add_tendons(b, m, refs, min_timeconst=self.min_tc)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)

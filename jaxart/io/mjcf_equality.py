@@ -23,18 +23,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_joints import _d6_ok
 from jaxart.io.mjcf_math import IDENTITY, xyzw
+from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
 from jaxart.sim.enums import EqType
 from jaxart.sim.validate import np_transform_mul
 
 _CONNECT, _WELD, _JOINT = (int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD),
                            int(mujoco.mjtEq.mjEQ_JOINT))
 _SCALAR_JOINTS = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-
-
-def _name(m, i: int) -> str:
-    return m.eq(i).name or f"#{i}"
 
 
 def equality_issues(m) -> list[str]:
@@ -44,7 +40,7 @@ def equality_issues(m) -> list[str]:
 
 def _issue(m, i: int) -> str | None:
     t = int(m.eq_type[i])
-    what = f"equality {_name(m, i)!r}"
+    what = f"equality {element_key(m.eq(i), i)!r}"
     if t in (_CONNECT, _WELD):
         if int(m.eq_objtype[i]) != int(mujoco.mjtObj.mjOBJ_BODY):
             return f"{what}: site-based {mujoco.mjtEq(t).name[5:].lower()} (only body-based connect/weld are imported)"
@@ -56,24 +52,19 @@ def _issue(m, i: int) -> str | None:
             continue
         if int(m.jnt_type[j]) not in _SCALAR_JOINTS:
             return f"{what}: joint equality on the non-hinge/slide joint {m.joint(j).name or j!r}"
-        body = int(m.jnt_bodyid[j])
-        js = list(range(int(m.body_jntadr[body]), int(m.body_jntadr[body] + m.body_jntnum[body])))
-        if len(js) > 1 and _d6_ok(m, js):
+        if is_d6_dof(m, j):
             return (f"{what}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint (jaxart joint "
                     "equalities need scalar joints)")
     return None
 
 
-def add_equalities(builder, m, *, body_of, coord_start: int, coord_map, label) -> dict[str, int]:
-    """Add the model's supported equality constraints to ``builder``.
+def add_equalities(builder, m, refs: MjcfRefs) -> dict[str, int]:
+    """Add the model's supported equality constraints to ``builder`` (after bodies and joints).
 
     Args:
-        builder: Target builder (after bodies and joints were imported).
+        builder: Target builder.
         m: The compiled ``MjModel``.
-        body_of: ``body_of(mj_body, x) -> (jaxart body, x in that body's frame)`` (the importer's).
-        coord_start: First imported coordinate index in the builder.
-        coord_map: MuJoCo ``qpos`` index of each imported jaxart coordinate.
-        label: ``label(name) -> label or None`` applying the import's prefix.
+        refs: The import's references.
 
     Returns:
         ``{MuJoCo name or "#<id>": constraint index}`` of the imported constraints.
@@ -83,19 +74,20 @@ def add_equalities(builder, m, *, body_of, coord_start: int, coord_map, label) -
         if _issue(m, i):
             continue
         t, data = int(m.eq_type[i]), np.asarray(m.eq_data[i], dtype=np.float64)
-        kw = dict(label=label(m.eq(i).name) if m.eq(i).name else None, enabled=bool(m.eq_active0[i]))
+        kw = dict(label=refs.label_of(m.eq(i)), enabled=bool(m.eq_active0[i]))
+        what = f"equality {element_key(m.eq(i), i)!r}"
         if t == _JOINT:
-            joint1, ref1 = _scalar_joint(builder, m, int(m.eq_obj1id[i]), coord_start, coord_map)
+            joint1, ref1 = refs.scalar_joint(builder, m, int(m.eq_obj1id[i]), what)
             joint2, ref2 = (-1, 0.0)
             if m.eq_obj2id[i] >= 0:
-                joint2, ref2 = _scalar_joint(builder, m, int(m.eq_obj2id[i]), coord_start, coord_map)
+                joint2, ref2 = refs.scalar_joint(builder, m, int(m.eq_obj2id[i]), what)
             else:  # y - y0 = a0 only
                 data[1:5] = 0.0
             k = builder.add_equality_constraint(EqType.JOINT, joint1=joint1, joint2=joint2,
                                                 polycoef=_absolute_polycoef(data[:5], ref1, ref2), **kw)
         else:
-            b1, x1 = body_of(int(m.eq_obj1id[i]), IDENTITY)
-            b2, x2 = body_of(int(m.eq_obj2id[i]), IDENTITY)
+            b1, x1 = refs.body_of(int(m.eq_obj1id[i]), IDENTITY)
+            b2, x2 = refs.body_of(int(m.eq_obj2id[i]), IDENTITY)
             if t == _CONNECT:
                 k = builder.add_equality_constraint(EqType.CONNECT, body1=b1, body2=b2,
                                                     anchor=_point(x1, data[0:3]), **kw)
@@ -104,7 +96,7 @@ def add_equalities(builder, m, *, body_of, coord_start: int, coord_map, label) -
                 relpose = np_transform_mul(relpose, _inverse_rotation(x2))
                 k = builder.add_equality_constraint(EqType.WELD, body1=b1, body2=b2, anchor=_point(x2, data[0:3]),
                                                     relpose=relpose, torquescale=float(data[10]), **kw)
-        out[_name(m, i)] = k
+        out[element_key(m.eq(i), i)] = k
     return out
 
 
@@ -115,18 +107,6 @@ def _point(x: np.ndarray, p: np.ndarray) -> np.ndarray:
 def _inverse_rotation(x: np.ndarray) -> np.ndarray:
     """Rotation part of ``x`` only: a weld's relpose maps body2's frame, whose origin is not moved."""
     return np.concatenate([np.zeros(3), x[3:6] * -1.0, x[6:7]])
-
-
-def _scalar_joint(builder, m, mj_joint: int, coord_start: int, coord_map) -> tuple[int, float]:
-    """(jaxart joint, MuJoCo qpos0) of a hinge/slide joint; ``ValueError`` when it became a D6 DOF."""
-    adr = int(m.jnt_qposadr[mj_joint])
-    hits = np.flatnonzero(np.asarray(coord_map) == adr)
-    if hits.size != 1:
-        raise ValueError(f"add_mjcf: joint {m.joint(mj_joint).name!r} of an equality constraint was not imported")
-    coord = coord_start + int(hits[0])
-    starts = np.asarray(builder.joint_q_start)
-    j = int(np.searchsorted(starts, coord, side="right") - 1)
-    return j, float(m.qpos0[adr])
 
 
 def _absolute_polycoef(coef: np.ndarray, ref1: float, ref2: float) -> np.ndarray:

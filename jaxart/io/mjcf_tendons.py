@@ -20,15 +20,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_equality import _scalar_joint
-from jaxart.io.mjcf_joints import _d6_ok
 from jaxart.io.mjcf_math import pose, solref_gains
+from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
 
 _JOINT, _SITE = int(mujoco.mjtWrap.mjWRAP_JOINT), int(mujoco.mjtWrap.mjWRAP_SITE)
 
 
 def _name(m, i: int) -> str:
-    return m.tendon(i).name or f"#{i}"
+    return element_key(m.tendon(i), i)
 
 
 def _wraps(m, i: int) -> list[int]:
@@ -43,9 +42,7 @@ def _skipped(m, i: int) -> str | None:
     adr = int(m.tendon_adr[i])
     for k in range(int(m.tendon_num[i]) if types == {_JOINT} else 0):
         j = int(m.wrap_objid[adr + k])
-        body = int(m.jnt_bodyid[j])
-        js = list(range(int(m.body_jntadr[body]), int(m.body_jntadr[body] + m.body_jntnum[body])))
-        if len(js) > 1 and _d6_ok(m, js):
+        if is_d6_dof(m, j):
             return (f"tendon {_name(m, i)!r}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint "
                     "(jaxart fixed tendons need scalar joints; skipped)")
     return None
@@ -69,16 +66,13 @@ def tendon_issues(m) -> list[str]:
     return out
 
 
-def add_tendons(builder, m, *, body_of, coord_start: int, coord_map, label, min_timeconst: float) -> dict[str, int]:
-    """Add the model's supported tendons to ``builder``.
+def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str, int]:
+    """Add the model's supported tendons to ``builder`` (after bodies and joints).
 
     Args:
-        builder: Target builder (after bodies and joints were imported).
+        builder: Target builder.
         m: The compiled ``MjModel``.
-        body_of: ``body_of(mj_body, x) -> (jaxart body, x in that body's frame)`` (the importer's).
-        coord_start: First imported coordinate index in the builder.
-        coord_map: MuJoCo ``qpos`` index of each imported jaxart coordinate.
-        label: ``label(name) -> label`` applying the import's prefix.
+        refs: The import's references.
         min_timeconst: Lower clamp of ``solreflimit`` time constants [s].
 
     Returns:
@@ -92,20 +86,20 @@ def add_tendons(builder, m, *, body_of, coord_start: int, coord_map, label, min_
         inv_w = float(m.tendon_invweight0[i])
         limited = bool(m.tendon_limited[i])
         ke, kd = solref_gains(m.tendon_solref_lim[i], 1.0 / inv_w if inv_w > 0.0 else 1.0, min_timeconst=min_timeconst)
-        kw = dict(label=label(m.tendon(i).name) if m.tendon(i).name else None,
+        kw = dict(label=refs.label_of(m.tendon(i)),
                   stiffness=float(np.ravel(m.tendon_stiffness[i])[0]), damping=float(np.ravel(m.tendon_damping[i])[0]),
                   springlength=np.asarray(m.tendon_lengthspring[i], np.float64), limited=limited,
                   limit_range=np.asarray(m.tendon_range[i], np.float64) if limited else (0.0, 0.0),
                   limit_ke=ke, limit_kd=kd)
         if _wraps(m, i)[0] == _JOINT:
-            pairs = [(_scalar_joint(builder, m, int(m.wrap_objid[adr + k]), coord_start, coord_map)[0],
+            pairs = [(refs.scalar_joint(builder, m, int(m.wrap_objid[adr + k]), f"tendon {_name(m, i)!r}")[0],
                       float(m.wrap_prm[adr + k])) for k in range(num)]
             out[_name(m, i)] = builder.add_tendon_fixed(pairs, **kw)
         else:
             path = []
             for k in range(num):
                 s = int(m.wrap_objid[adr + k])
-                b, x = body_of(int(m.site_bodyid[s]), pose(m.site_pos[s], m.site_quat[s]))
+                b, x = refs.body_of(int(m.site_bodyid[s]), pose(m.site_pos[s], m.site_quat[s]))
                 path.append((b, x[:3]))
             out[_name(m, i)] = builder.add_tendon_spatial(path, **kw)
     return out
