@@ -507,14 +507,16 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin):
         return add_urdf(self, source, xform=xform, floating=floating, base_joint=base_joint,
                         parent_body=parent_body, scale=scale, **kwargs)
 
-    def add_usd(self, source, *, xform=None, floating: bool | None = None, **kwargs):
+    def add_usd(self, source, *, xform=None, floating: bool | None = None, base_joint: dict | None = None,
+                parent_body: int = -1, **kwargs) -> dict:
         """Import the rigid-body physics of a USD stage (path, USDA text or ``Usd.Stage``) via UsdPhysics.
 
         See :func:`jaxart.io.usd_import.add_usd` for the arguments and the mapping.
         """
         from jaxart.io.usd_import import add_usd
 
-        return add_usd(self, source, xform=xform, floating=floating, **kwargs)
+        return add_usd(self, source, xform=xform, floating=floating, base_joint=base_joint, parent_body=parent_body,
+                       **kwargs)
 
     def copy(self) -> ModelBuilder:
         """A deep copy of this builder."""
