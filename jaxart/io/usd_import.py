@@ -12,6 +12,9 @@ builder's world. Scene gravity becomes ``builder.gravity`` when it is along the 
 
 Topology: :mod:`jaxart.io.usd_topology` (articulation roots, fixed vs floating bases,
 ``physics:excludeFromArticulation`` loop joints, orphan joints). Joints: :mod:`jaxart.io.usd_joints`.
+Hierarchical composition (Newton's ``parent_body`` / ``base_joint`` / ``floating``, shared with
+``add_urdf`` through :mod:`jaxart.io.entry`): the stage's world becomes ``parent_body``'s frame at ``xform``,
+so joints to the world, floating roots and static colliders attach to that body.
 Colliders, materials, collision groups and filtered pairs: :mod:`jaxart.io.usd_shapes`.
 
 Everything dropped or approximated is listed, with prim paths, in ONE ``UserWarning`` at the end
