@@ -1,7 +1,7 @@
 """Equality and mimic constraints of SolverXPBD as hard positional rows (CONNECT, WELD, JOINT, mimic).
 
-Each round of the projection runs, after the joint rows, up to three Jacobi phases (each phase moves the bodies
-once; all positions and directions in world coordinates, world = body ``body_count``):
+Each round of the projection, after the joint rows, solves all equality rows together (all positions and
+directions in world coordinates, world = body ``body_count``):
 
 * **linear** (one row per CONNECT / WELD): the point ``p1 = x1·a1`` of body 1 and the point ``p2 = x2·a2`` of
   body 2 are pulled together along ``n = (p2 − p1)/|p2 − p1|`` (the joint linear row of
@@ -15,11 +15,14 @@ once; all positions and directions in world coordinates, world = body ``body_cou
   scalar joints are those of the drives: PRISMATIC (1 linear DOF) ``q = a_p·(x_c − x_p)`` with gradient
   ``a_p`` on the child anchor and ``−a_p`` on the parent at the same point; REVOLUTE (1 angular DOF) the twist
   angle of ``q_p⁻¹ q_c`` with gradient the world axis, unwrapped to the nearest copy of the step-start
-  ``joint_q``. The row's inverse mass ``w = J M⁻¹ Jᵀ`` sums the entries of a body shared by both joints first.
+  ``joint_q``.
 
-Every row is hard (zero compliance: ``Δλ = −C/w``, no multiplier is carried) and scaled by ``e/k``: ``e`` the
-traced ``enabled`` flag (0 → no correction, switched at run time without recompiling) and ``k`` the largest
-number of rows of the phase that move one of its bodies (Jacobi averaging; static).
+Every row ``r`` has up to four body entries (linear and angular gradients ``J_r``). The rows are hard (zero
+compliance, no multiplier carried) and solved as one block: ``Δλ = −W⁻¹ C`` with ``W = J M⁻¹ Jᵀ`` over the
+bodies they share (a few rows: a dense ``(R, R)`` solve), so coupled rows (a mimic and a JOINT on one leader,
+a WELD's linear and angular rows) are projected exactly to first order instead of under-relaxed. The traced
+``enabled`` flags ``e`` gate the block: ``W ∘ e eᵀ + diag(1 − e)`` and ``e·C``, so a disabled row gets
+``Δλ = 0`` exactly (switched at run time without recompiling, gradients finite).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from jaxart.math.small import dot_last, matvec
 from jaxart.sim.enums import EqType
 from jaxart.solvers.maximal.joints import joint_static, rotation_vector
 from jaxart.solvers.maximal.sums import segment_sum
-from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, safe_unit, xpbd_delta
+from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, safe_unit
 from jaxart.solvers.xpbd.joints import joint_coords
 
 __all__ = ["EqualityPlan", "equality_data", "equality_plan", "solve_equality"]
@@ -53,7 +56,6 @@ class EqualityPlan(NamedTuple):
         crd_joints: ``(R_c, 2)`` constrained and reference joint (−1: none).
         crd_bodies: ``(R_c, 4)`` child/parent bodies of the two joints (world for none).
         crd_linear: ``(R_c, 2)`` bool: the joint's coordinate is linear (PRISMATIC-like).
-        relax: ``(lin, ang, crd)`` per-row Jacobi factors ``1/k``.
     """
 
     lin_eq: np.ndarray
@@ -66,7 +68,6 @@ class EqualityPlan(NamedTuple):
     crd_joints: np.ndarray
     crd_bodies: np.ndarray
     crd_linear: np.ndarray
-    relax: tuple
 
     @property
     def empty(self) -> bool:
@@ -108,17 +109,7 @@ def _plan(topo, eq) -> EqualityPlan:
         ang_eq=np.asarray(ang, np.int32), ang_bodies=ang_b,
         crd_eq=np.array([c[0] for c in crd], np.int32), crd_mimic=np.array([c[1] for c in crd], bool),
         crd_joints=np.array([c[2:] for c in crd], np.int32).reshape(-1, 2), crd_bodies=crd_bodies,
-        crd_linear=crd_linear, relax=tuple(_jacobi_factors(x, nb) for x in (lin_b, ang_b, crd_bodies)))
-
-
-def _jacobi_factors(bodies: np.ndarray, nb: int) -> np.ndarray:
-    """``1/k`` per row, ``k`` the largest number of rows of the phase moving one of the row's (dynamic) bodies."""
-    count = np.zeros(nb + 1, np.int64)
-    for row in bodies:
-        for b in set(int(x) for x in row if x < nb):
-            count[b] += 1
-    k = np.array([max([count[b] for b in row if b < nb], default=1) for row in bodies], np.float64)
-    return 1.0 / np.maximum(k, 1.0)
+        crd_linear=crd_linear)
 
 
 class EqualityData(NamedTuple):
@@ -170,48 +161,52 @@ def _pick(values, idx: np.ndarray, use: np.ndarray):
     return ext[np.where(use, idx, values.shape[0]).astype(np.int32)]
 
 
-def _solve_rows(b: Bodies, bodies: np.ndarray, lin, ang, c, on, relax: np.ndarray):
-    """Hard rows with ``K`` body entries each: ``(per-body linear (nb, 3), angular (nb, 3))`` impulse sums.
+def _block_solve(b: Bodies, bodies: np.ndarray, lin, ang, c, on):
+    """Hard rows with ``K`` body entries each, solved as one block: per-body ``(linear, angular)`` impulse sums.
 
     Args:
         b: Bodies at the iterate (world last).
         bodies: ``(R, K)`` static body of every entry.
         lin: ``(R, K, 3)`` linear gradient of each entry (direction of the positional impulse).
         ang: ``(R, K, 3)`` angular gradient (lever × linear, plus pure rotation terms).
-        c: ``(R,)`` errors; ``on``: ``(R,)`` enabled flags; ``relax``: ``(R,)`` static Jacobi factors.
+        c: ``(R,)`` errors; ``on``: ``(R,)`` enabled flags.
     """
     nb = b.inv_m.shape[0] - 1
     inv_m, inv_iw = b.inv_m[bodies], b.inv_iw[bodies]  # (R, K), (R, K, 3, 3)
-    same = (bodies[:, :, None] == bodies[:, None, :]) & (bodies[:, :, None] < nb)  # static (R, K, K)
-    i_ang = matvec(inv_iw, ang)  # (R, K, 3): I_i⁻¹ ang_i
-    cross = (inv_m[:, :, None] * jnp.einsum("rid,rjd->rij", lin, lin) + jnp.einsum("rid,rjd->rij", i_ang, ang))
-    w = jnp.sum(jnp.where(jnp.asarray(same), cross, 0.0), (1, 2))
-    dlam = jnp.asarray(relax, c.dtype) * on * xpbd_delta(c, jnp.zeros_like(c), w, 0.0)
+    same = (bodies[:, :, None, None] == bodies[None, None, :, :]) & (bodies[:, :, None, None] < nb)  # (R,K,R,K)
+    i_ang = matvec(inv_iw, ang)
+    pair = (jnp.einsum("rid,sjd->risj", lin * inv_m[..., None], lin) + jnp.einsum("rid,sjd->risj", i_ang, ang))
+    w = jnp.sum(jnp.where(jnp.asarray(same), pair, 0.0), (1, 3))  # (R, R) = J M⁻¹ Jᵀ
+    d = jnp.diagonal(w)
+    reg = jnp.where(d > 0.0, 1e-6 * d, 1.0)  # redundant rows; a row without dynamic bodies gets Δλ = 0
+    w = w * (on[:, None] * on[None, :]) + jnp.diag(1.0 - on + on * reg)
+    dlam = jnp.linalg.solve(w, -on * c)
     flat = bodies.reshape(-1)
     p = segment_sum((lin * dlam[:, None, None]).reshape(-1, 3), flat, nb)
     a = segment_sum((ang * dlam[:, None, None]).reshape(-1, 3), flat, nb)
     return p, a
 
 
-def _linear_phase(b: Bodies, plan: EqualityPlan, d: EqualityData):
+def _pad(x, k: int = 4):
+    """``(R, n, 3)`` entries padded with zero entries to ``(R, k, 3)``."""
+    return jnp.concatenate([x, jnp.zeros((x.shape[0], k - x.shape[1], 3), x.dtype)], 1)
+
+
+def _linear_rows(b: Bodies, plan: EqualityPlan, d: EqualityData):
     i1, i2 = plan.lin_bodies[:, 0], plan.lin_bodies[:, 1]
     p1 = transform_point(b.q[i1], d.lin_a1)
     p2 = transform_point(b.q[i2], d.lin_a2)
     c, n = safe_unit(p2 - p1)
     r1, r2 = p1 - b.com_w[i1], p2 - b.com_w[i2]
-    lin = jnp.stack([-n, n], 1)
-    ang = jnp.stack([-jnp.cross(r1, n), jnp.cross(r2, n)], 1)
-    return _solve_rows(b, plan.lin_bodies, lin, ang, c, d.on[0], plan.relax[0])
+    return _pad(jnp.stack([-n, n], 1)), _pad(jnp.stack([-jnp.cross(r1, n), jnp.cross(r2, n)], 1)), c
 
 
-def _angular_phase(b: Bodies, plan: EqualityPlan, d: EqualityData):
+def _angular_rows(b: Bodies, plan: EqualityPlan, d: EqualityData):
     q1, q2 = b.q[plan.ang_bodies[:, 0], 3:], b.q[plan.ang_bodies[:, 1], 3:]
     theta = rotation_vector(quat_mul(q2, quat_conjugate(quat_mul(q1, d.ang_qrel))))
     mag, g = safe_unit(theta)
-    ts = d.ang_scale
-    g = g * ts[:, None]
-    return _solve_rows(b, plan.ang_bodies, jnp.zeros((len(ts), 2, 3), g.dtype), jnp.stack([-g, g], 1), ts * mag,
-                       d.on[1], plan.relax[1])
+    g = g * d.ang_scale[:, None]
+    return _pad(jnp.zeros((g.shape[0], 2, 3), g.dtype)), _pad(jnp.stack([-g, g], 1)), d.ang_scale * mag
 
 
 def _coordinates(st, b: Bodies, jc, joints: np.ndarray, linear: np.ndarray, q0):
@@ -234,7 +229,7 @@ def _coordinates(st, b: Bodies, jc, joints: np.ndarray, linear: np.ndarray, q0):
     return jnp.where(none, 0.0, q), jnp.where(none[:, None, None], 0.0, lin), jnp.where(none[:, None, None], 0.0, ang)
 
 
-def _coordinate_phase(model, b: Bodies, plan: EqualityPlan, d: EqualityData):
+def _coordinate_rows(model, b: Bodies, plan: EqualityPlan, d: EqualityData):
     st = joint_static(model.topology)
     jc = joint_coords(model, st, b.q[:-1])
     qa, lin_a, ang_a = _coordinates(st, b, jc, plan.crd_joints[:, 0], plan.crd_linear[:, 0], d.crd_q0[:, 0])
@@ -245,17 +240,20 @@ def _coordinate_phase(model, b: Bodies, plan: EqualityPlan, d: EqualityData):
     slope = dot_last(d.crd_coef[:, 1:], jnp.asarray([1.0, 2.0, 3.0, 4.0], qb.dtype) * powers[:, :4])
     lin = jnp.concatenate([lin_a, -slope[:, None, None] * lin_b], 1)
     ang = jnp.concatenate([ang_a, -slope[:, None, None] * ang_b], 1)
-    return _solve_rows(b, plan.crd_bodies, lin, ang, qa - value, d.on[2], plan.relax[2])
+    return lin, ang, qa - value
 
 
 def solve_equality(model, plan: EqualityPlan, data: EqualityData, q, inv_m, inv_i):
-    """One round of the equality phases (linear, angular, coordinate; each a Jacobi pass). Returns new poses."""
-    phases = [(len(plan.lin_eq), lambda b: _linear_phase(b, plan, data)),
-              (len(plan.ang_eq), lambda b: _angular_phase(b, plan, data)),
-              (len(plan.crd_eq), lambda b: _coordinate_phase(model, b, plan, data))]
-    for rows, phase in phases:
-        if rows:  # static
-            b = make_bodies(model, q, inv_m, inv_i)
-            p, a = phase(b)
-            q = apply_impulses(model, b, None, p, a)
-    return q
+    """One projection of all equality rows (one block solve). Returns the new ``(body_count, 7)`` poses."""
+    b = make_bodies(model, q, inv_m, inv_i)
+    nb = model.body_count
+    parts, bodies = [], []
+    for rows, make, ids in ((plan.lin_eq, lambda: _linear_rows(b, plan, data), plan.lin_bodies),
+                            (plan.ang_eq, lambda: _angular_rows(b, plan, data), plan.ang_bodies),
+                            (plan.crd_eq, lambda: _coordinate_rows(model, b, plan, data), plan.crd_bodies)):
+        if len(rows):  # static
+            parts.append(make())
+            bodies.append(np.concatenate([ids, np.full((len(ids), 4 - ids.shape[1]), nb, np.int32)], 1))
+    lin, ang, c = (jnp.concatenate([p[i] for p in parts]) for i in range(3))
+    p, a = _block_solve(b, np.concatenate(bodies), lin, ang, c, jnp.concatenate(list(data.on)))
+    return apply_impulses(model, b, None, p, a)
