@@ -104,7 +104,7 @@ def test_constraints_hold_and_match_small_oscillation_closed_forms(rollouts):
     np.testing.assert_allclose(angle, AMP * np.cos(_omega([(1, 1.0, 0.5)]) * t), atol=0.006)
     # WELD: the box keeps its pose on the link; the pair swings as one compound pendulum
     box_on_link = bq[:, ix["link"], :3] + _qrot(bq[:, ix["link"], 3:], np.array([0.0, 0.0, -0.8]))
-    assert np.abs(box_on_link - bq[:, ix["box"], :3]).max() < 1e-4
+    assert np.abs(box_on_link - bq[:, ix["box"], :3]).max() < 2e-4
     assert np.abs(bq[:, ix["box"], 3:] - bq[:, ix["link"], 3:]).max() < 1e-4  # same orientation (no sign flip)
     w_weld = _omega([(1, 1.0, 0.5), (1, 0.5, 0.8)])
     np.testing.assert_allclose(jq[:, ix["j"]], AMP * np.cos(w_weld * t), atol=0.006)
