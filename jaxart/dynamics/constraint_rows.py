@@ -17,8 +17,11 @@ all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics
   ``q2 (q1 q_rel)⁻¹`` (3 rows).
 * **JOINT**: ``q1 − Σ c_k q2^k``; **mimic**: ``q0 − coef0 − coef1·q1`` (1 row each).
 
-Only enabled constraints (``equality_constraint_enabled``, ``constraint_mimic_enabled``, ``joint_enabled``
-of loop joints) make rows; the set is static (changing it recompiles).
+Every equality and mimic constraint makes rows; their traced ``equality_constraint_enabled`` /
+``constraint_mimic_enabled`` flags ``e`` scale them (``e·G_r``, ``e·g_r``), so a disabled constraint has zero
+rows, and :func:`constraint_rows` (``with_enabled=True``) returns the per-row flags for the solve, which adds
+``1 − e`` to the rows' regularisation (the multiplier of a disabled row is then exactly zero): switching them
+needs no recompilation. Loop joints make rows when ``joint_enabled`` (static: changing it recompiles).
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ class ConstraintPlan(NamedTuple):
 
     Attributes:
         loops: ``(joint, parent, child, n_linear, n_angular, first_dof)`` of every enforced loop joint.
-        connect: ``(constraint, body1, body2)`` of enabled CONNECT constraints.
-        weld: ``(constraint, body1, body2)`` of enabled WELD constraints.
-        joint: ``(constraint, q1, dof1, q2, dof2)`` of enabled JOINT constraints (−1: no reference joint).
-        mimic: ``(constraint, q0, dof0, q1, dof1)`` of enabled mimic constraints.
+        connect: ``(constraint, body1, body2)`` of CONNECT constraints (enabled or not).
+        weld: ``(constraint, body1, body2)`` of WELD constraints.
+        joint: ``(constraint, q1, dof1, q2, dof2)`` of JOINT constraints (−1: no reference joint).
+        mimic: ``(constraint, q0, dof0, q1, dof1)`` of mimic constraints.
     """
 
     loops: tuple
@@ -130,8 +133,6 @@ def _plan(topo, eq, ignore_loop_joints: bool, actuated: tuple) -> ConstraintPlan
                           int(qs[j])))
     groups = {EqType.CONNECT: [], EqType.WELD: [], EqType.JOINT: []}
     for k in range(eq.equality_constraint_count):
-        if not eq.equality_constraint_enabled.array[k]:
-            continue
         t = EqType(int(eq.equality_constraint_type.array[k]))
         if t == EqType.JOINT:
             j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])
@@ -142,9 +143,8 @@ def _plan(topo, eq, ignore_loop_joints: bool, actuated: tuple) -> ConstraintPlan
             groups[t].append((k, int(b1), int(b2)))
     mimic = []
     for k in range(eq.constraint_mimic_count):
-        if eq.constraint_mimic_enabled.array[k]:
-            j0, j1 = int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k])
-            mimic.append((k, int(qst[j0]), int(qs[j0]), int(qst[j1]), int(qs[j1])))
+        j0, j1 = int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k])
+        mimic.append((k, int(qst[j0]), int(qs[j0]), int(qst[j1]), int(qs[j1])))
     return ConstraintPlan(loops=tuple(loops), connect=tuple(groups[EqType.CONNECT]), weld=tuple(groups[EqType.WELD]),
                           joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic))
 
@@ -230,9 +230,15 @@ def _loop_rows(model, fr: _Frames, loop):
     return out
 
 
+def _gated(rows, flag):
+    """``(e·G, e·g, e)`` triples of row blocks ``(G, g)`` gated by the traced flag ``e``."""
+    return [(jac * flag, err * flag, jnp.broadcast_to(flag, err.shape)) for jac, err in rows]
+
+
 def _equality_rows(model, fr: _Frames, plan: ConstraintPlan, body_q0):
     out = []
     eye = jnp.eye(3, dtype=fr.dtype)
+    on = model.equality_constraint_enabled.astype(fr.dtype)
     for k, b1, b2 in plan.connect:
         anchor = model.equality_constraint_anchor[k].astype(fr.dtype)
         x1_0 = jnp.asarray(_IDENT, fr.dtype) if b1 < 0 else body_q0[b1]
@@ -240,22 +246,23 @@ def _equality_rows(model, fr: _Frames, plan: ConstraintPlan, body_q0):
         world0 = transform_point(x1_0, anchor)
         local2 = quat_rotate(quat_conjugate(x2_0[3:]), world0 - x2_0[:3])
         p1, p2 = transform_point(fr.pose(b1), anchor), transform_point(fr.pose(b2), local2)
-        out.append(_linear_rows(fr, b1, p1, b2, p2, eye))
+        out += _gated([_linear_rows(fr, b1, p1, b2, p2, eye)], on[k])
     for k, b1, b2 in plan.weld:
         rel = model.equality_constraint_relpose[k].astype(fr.dtype)
         x1, x2 = fr.pose(b1), fr.pose(b2)
         p1 = transform_point(x1, rel[:3])
         p2 = transform_point(x2, model.equality_constraint_anchor[k].astype(fr.dtype))
-        out.append(_linear_rows(fr, b1, p1, b2, p2, eye))
+        lin = _linear_rows(fr, b1, p1, b2, p2, eye)
         ts = model.equality_constraint_torquescale[k].astype(fr.dtype)
         q_target = quat_mul(x1[3:], rel[3:] / jnp.linalg.norm(rel[3:]))
         err = ts * _rotvec(quat_mul(x2[3:], quat_conjugate(q_target)))
-        out.append(_angular_rows(fr, b1, b2, eye, err, scale=ts))
+        out += _gated([lin, _angular_rows(fr, b1, b2, eye, err, scale=ts)], on[k])
     return out
 
 
 def _joint_rows(model, joint_q, n_slots: int, slot_of: np.ndarray, plan: ConstraintPlan, dtype):
     out = []
+    on, on_mimic = model.equality_constraint_enabled.astype(dtype), model.constraint_mimic_enabled.astype(dtype)
     for k, q1, d1, q2, d2 in plan.joint:
         c = model.equality_constraint_polycoef[k].astype(dtype)
         x = joint_q[q2].astype(dtype) if q2 >= 0 else jnp.zeros((), dtype)
@@ -263,12 +270,13 @@ def _joint_rows(model, joint_q, n_slots: int, slot_of: np.ndarray, plan: Constra
         value = c @ powers
         slope = c[1:] @ (jnp.arange(1, 5, dtype=dtype) * powers[:4])
         row = _unit(n_slots, slot_of, d1, dtype) - (slope * _unit(n_slots, slot_of, d2, dtype) if q2 >= 0 else 0.0)
-        out.append((row[None], (joint_q[q1].astype(dtype) - value)[None]))
+        out += _gated([(row[None], (joint_q[q1].astype(dtype) - value)[None])], on[k])
     for k, q0, d0, q1, d1 in plan.mimic:
         c0 = model.constraint_mimic_coef0[k].astype(dtype)
         c1 = model.constraint_mimic_coef1[k].astype(dtype)
         row = _unit(n_slots, slot_of, d0, dtype) - c1 * _unit(n_slots, slot_of, d1, dtype)
-        out.append((row[None], (joint_q[q0].astype(dtype) - c0 - c1 * joint_q[q1].astype(dtype))[None]))
+        out += _gated([(row[None], (joint_q[q0].astype(dtype) - c0 - c1 * joint_q[q1].astype(dtype))[None])],
+                      on_mimic[k])
     return out
 
 
@@ -289,7 +297,8 @@ def _slot_of(lay: DynamicsLayout, dof_count: int) -> np.ndarray:
     return out
 
 
-def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: ConstraintPlan, body_q0=None):
+def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: ConstraintPlan, body_q0=None, *,
+                    with_enabled: bool = False):
     """``(G, g)``: the ``(m, N)`` Jacobian rows over the flat DOF slots and the ``(m,)`` position errors.
 
     Args:
@@ -299,13 +308,17 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
         joint_q: ``(joint_coord_count,)`` coordinates (JOINT/mimic rows).
         plan: :func:`constraint_plan` of the model.
         body_q0: ``(n, 7)`` body poses of the initial configuration (needed with CONNECT rows).
+        with_enabled: Also return the ``(m,)`` row flags (1 for loop rows, the traced ``enabled`` flag of
+            equality/mimic rows).
 
     Returns:
-        ``(G, g)`` with ``ġ = G q̇`` (flat block velocities).
+        ``(G, g)`` with ``ġ = G q̇`` (flat block velocities; rows of disabled constraints are zero), and the row
+        flags when ``with_enabled``.
     """
     dtype = terms.S.dtype
     fr = _Frames(lay, terms, dtype)
-    rows = [r for loop in plan.loops for r in _loop_rows(model, fr, loop)]
+    rows = [(*r, jnp.ones(r[1].shape, dtype)) for loop in plan.loops for r in _loop_rows(model, fr, loop)]
     rows += _equality_rows(model, fr, plan, body_q0)
     rows += _joint_rows(model, joint_q, fr.cols.shape[0], _slot_of(lay, model.joint_dof_count), plan, dtype)
-    return jnp.concatenate([r[0] for r in rows]), jnp.concatenate([r[1] for r in rows])
+    out = tuple(jnp.concatenate([r[i] for r in rows]) for i in range(3))
+    return out if with_enabled else out[:2]

@@ -150,23 +150,27 @@ class Constraints(NamedTuple):
 
 
 def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constraints):
-    """``(G, c)``: flat rows with fixed slots zeroed and the targets ``G q̈ = c`` of the step, where
-    ``c = (−β g/dt − G q̇)/dt`` makes the end-of-step velocity ``q̇ + dt q̈`` remove ``β g`` per step."""
+    """``(G, c, e)``: flat rows with fixed slots zeroed, the targets ``G q̈ = c`` of the step, where
+    ``c = (−β g/dt − G q̇)/dt`` makes the end-of-step velocity ``q̇ + dt q̈`` remove ``β g`` per step, and the
+    row flags ``e`` (rows of disabled constraints are zero)."""
     lay = dynamics_layout(model)
-    g_mat, err = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0)
+    g_mat, err, on = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0, with_enabled=True)
     g_mat = g_mat * free.reshape(1, -1).astype(g_mat.dtype)
     c = (-opts.stabilization * err / dt - g_mat @ terms.qd.reshape(-1)) / dt
-    return g_mat, c
+    return g_mat, c, on
 
 
-def _schur_factor(low, g_mat, rho):
+def _schur_factor(low, g_mat, rho, on):
     """``(Y, R, chol(S + R))`` with ``Y = (A⁻¹ Gᵀ)ᵀ`` ``(m, N)``, ``S = G A⁻¹ Gᵀ`` and the regularisation
-    ``R = ρ·(diag S + 10⁻³·mean diag S)`` (``A = L Lᵀ``, ``low`` ``(1, N, N)``; ``R`` is held constant under
-    differentiation)."""
+    ``R = ρ·(diag S + 10⁻³·mean diag S) + (1 − e)`` (mean over enabled rows; a disabled row, ``e = 0``, has a
+    zero row in ``G`` and a unit diagonal, so its multiplier is exactly zero; ``A = L Lᵀ``, ``low``
+    ``(1, N, N)``; ``R`` is held constant under differentiation)."""
     y = jax.vmap(lambda g: cho_solve(low, g[None])[0])(g_mat)
     s = g_mat @ y.T
     s_diag = jnp.diagonal(s)
-    r_diag = rho * (s_diag + 1e-3 * jnp.mean(s_diag) + jnp.finfo(s.dtype).tiny ** 0.5)
+    on = lax.stop_gradient(on)
+    mean = jnp.sum(s_diag) / jnp.maximum(jnp.sum(on), 1.0)
+    r_diag = rho * (s_diag + 1e-3 * mean + jnp.finfo(s.dtype).tiny ** 0.5) + (1.0 - on)
     return y, r_diag, cholesky(s + jnp.diag(r_diag))
 
 
@@ -193,9 +197,10 @@ def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f,
                            world=opts is not None)
     if opts is None:
         return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
-    g_mat, c = _constraint_system(model, terms, joint_q, dt, _initial_poses(model, body_q_base, opts), free, opts)
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, _initial_poses(model, body_q_base, opts), free,
+                                      opts)
     low = cholesky(h)
-    x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization), rhs, c)
+    x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization, on), rhs, c)
     return _scatter(lay, x, model.joint_dof_count)
 
 
@@ -230,14 +235,14 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
                                         lambda _, r: cho_solve(low, r), symmetric=True)
         return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
     q0 = _initial_poses(model, base, opts)
-    g_mat, c = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
-    fac = _schur_factor(low, g_mat, opts.regularization)
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
+    fac = _schur_factor(low, g_mat, opts.regularization, on)
     r_diag = fac[1]
     x, mu = _schur_solve(low, g_mat, fac, rhs, c)
 
     def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step):
         r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True)
-        gm, cc = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
+        gm, cc, _ = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
         return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
 
     _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,

@@ -11,8 +11,9 @@ Semantics (Newton 1.8 / MuJoCo ``mjEQ_*``; all frames are jaxart body frames, âˆ
 * Mimic (Newton's deprecated ``add_constraint_mimic``): ``q(joint0) == coef0 + coef1 Â· q(joint1)``
   for REVOLUTE/PRISMATIC joints (mapped to ``mjEQ_JOINT`` by ``SolverMuJoCo``).
 
-Only :class:`~jaxart.solvers.SolverMuJoCo` enforces them; the jaxart-native solvers raise
-``NotImplementedError`` for models with enabled constraints.
+``SolverFeatherstone``, ``SolverXPBD`` and ``SolverMuJoCo`` enforce them; ``SolverSemiImplicit`` raises
+``NotImplementedError`` for models with enabled constraints. ``enabled`` becomes a traced ``Model`` leaf
+(:func:`jaxart.sim.equality.set_constraints_enabled` switches it without recompiling).
 """
 
 from __future__ import annotations

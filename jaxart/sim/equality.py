@@ -1,14 +1,17 @@
 """Static structure of equality and mimic constraints, and their ``finalize`` wiring.
 
-The integer/boolean/label fields are static (:class:`EqualityTopology`, part of ``Model``'s aux
-data: changing them recompiles); anchors, poses, scales and coefficients are traced ``Model``
-leaves (see :class:`~jaxart.sim.model.Model`).
+The integer/label fields are static (:class:`EqualityTopology`, part of ``Model``'s aux data:
+changing them recompiles); anchors, poses, scales, coefficients and the ``enabled`` flags are traced
+``Model`` leaves (see :class:`~jaxart.sim.model.Model`), so :func:`set_constraints_enabled` (or
+``model.replace(equality_constraint_enabled=...)``) switches constraints on and off under ``jit``
+without recompiling.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import jax.numpy as jnp
 import numpy as np
 
 from jaxart.sim.static import StaticArray, StaticRecord
@@ -20,11 +23,9 @@ EQUALITY_STATIC_FIELDS = (
     "equality_constraint_body2",
     "equality_constraint_joint1",
     "equality_constraint_joint2",
-    "equality_constraint_enabled",
     "equality_constraint_label",
     "constraint_mimic_joint0",
     "constraint_mimic_joint1",
-    "constraint_mimic_enabled",
     "constraint_mimic_label",
     "equality_constraint_count",
     "constraint_mimic_count",
@@ -41,11 +42,9 @@ class EqualityTopology(StaticRecord):
         equality_constraint_body2: ``(neq,)`` second body (CONNECT/WELD), −1 = world / unused.
         equality_constraint_joint1: ``(neq,)`` constrained joint (JOINT), −1 = unused.
         equality_constraint_joint2: ``(neq,)`` reference joint (JOINT), −1 = none.
-        equality_constraint_enabled: ``(neq,)`` bool; whether solvers enforce the constraint.
         equality_constraint_label: ``neq`` names.
         constraint_mimic_joint0: ``(nmimic,)`` follower joints.
         constraint_mimic_joint1: ``(nmimic,)`` leader joints.
-        constraint_mimic_enabled: ``(nmimic,)`` bool.
         constraint_mimic_label: ``nmimic`` names.
     """
 
@@ -54,11 +53,9 @@ class EqualityTopology(StaticRecord):
     equality_constraint_body2: StaticArray
     equality_constraint_joint1: StaticArray
     equality_constraint_joint2: StaticArray
-    equality_constraint_enabled: StaticArray
     equality_constraint_label: tuple[str, ...]
     constraint_mimic_joint0: StaticArray
     constraint_mimic_joint1: StaticArray
-    constraint_mimic_enabled: StaticArray
     constraint_mimic_label: tuple[str, ...]
 
     @property
@@ -72,9 +69,9 @@ class EqualityTopology(StaticRecord):
         return len(self.constraint_mimic_label)
 
     @property
-    def any_enabled(self) -> bool:
-        """Whether any equality or mimic constraint is enabled."""
-        return bool(self.equality_constraint_enabled.array.any() or self.constraint_mimic_enabled.array.any())
+    def any_constraint(self) -> bool:
+        """Whether the model has any equality or mimic constraint (enabled or not)."""
+        return bool(self.equality_constraint_count or self.constraint_mimic_count)
 
     def get(self, name: str):
         """Newton-named view: numpy arrays for index/flag fields, lists for labels, ints for counts."""
@@ -92,7 +89,8 @@ def equality_fields(builder, arr) -> dict:
         arr: ``arr(values, shape)`` → traced array of the model's dtype (from ``finalize``).
 
     Returns:
-        Keyword arguments: the traced float fields and ``equality`` (:class:`EqualityTopology`).
+        Keyword arguments: the traced float fields (the ``enabled`` flags as 1.0/0.0) and ``equality``
+        (:class:`EqualityTopology`).
     """
     b = builder
     ne, nm = b.equality_constraint_count, b.constraint_mimic_count
@@ -100,20 +98,15 @@ def equality_fields(builder, arr) -> dict:
     def ints(x):
         return StaticArray(np.asarray(x, dtype=np.int32).reshape(-1))
 
-    def flags(x):
-        return StaticArray(np.asarray(x, dtype=bool).reshape(-1))
-
     topo = EqualityTopology(
         equality_constraint_type=ints(b.equality_constraint_type),
         equality_constraint_body1=ints(b.equality_constraint_body1),
         equality_constraint_body2=ints(b.equality_constraint_body2),
         equality_constraint_joint1=ints(b.equality_constraint_joint1),
         equality_constraint_joint2=ints(b.equality_constraint_joint2),
-        equality_constraint_enabled=flags(b.equality_constraint_enabled),
         equality_constraint_label=tuple(b.equality_constraint_label),
         constraint_mimic_joint0=ints(b.constraint_mimic_joint0),
         constraint_mimic_joint1=ints(b.constraint_mimic_joint1),
-        constraint_mimic_enabled=flags(b.constraint_mimic_enabled),
         constraint_mimic_label=tuple(b.constraint_mimic_label),
     )
     return dict(
@@ -123,5 +116,36 @@ def equality_fields(builder, arr) -> dict:
         equality_constraint_polycoef=arr(b.equality_constraint_polycoef, (ne, 5)),
         constraint_mimic_coef0=arr(b.constraint_mimic_coef0, (nm,)),
         constraint_mimic_coef1=arr(b.constraint_mimic_coef1, (nm,)),
+        equality_constraint_enabled=arr(np.asarray(b.equality_constraint_enabled, np.float64), (ne,)),
+        constraint_mimic_enabled=arr(np.asarray(b.constraint_mimic_enabled, np.float64), (nm,)),
         equality=topo,
     )
+
+
+def set_constraints_enabled(model, *, equality=None, mimic=None):
+    """``model`` with new ``enabled`` flags of its equality and/or mimic constraints (traceable: no recompile).
+
+    Args:
+        model: The :class:`~jaxart.Model`.
+        equality: ``(equality_constraint_count,)`` flags (bool or 0/1; a traced array is fine), or ``None``
+            to keep the model's.
+        mimic: ``(constraint_mimic_count,)`` flags, or ``None`` to keep the model's.
+
+    Returns:
+        The model with ``equality_constraint_enabled`` / ``constraint_mimic_enabled`` replaced (as 1.0/0.0
+        in the dtype of the model's other flags).
+
+    Raises:
+        ValueError: A flag array of the wrong shape.
+    """
+    out = {}
+    for name, flags in (("equality_constraint_enabled", equality), ("constraint_mimic_enabled", mimic)):
+        if flags is None:
+            continue
+        old = getattr(model, name)
+        new = jnp.asarray(flags)
+        if new.shape != old.shape:
+            raise ValueError(f"set_constraints_enabled: {name.split('_enabled')[0].replace('_', ' ')} flags must "
+                             f"have shape {old.shape}, got {new.shape}")
+        out[name] = new.astype(old.dtype)
+    return model.replace(**out)

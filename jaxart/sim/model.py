@@ -134,6 +134,10 @@ class Model:
             the joints); zeros otherwise.
         constraint_mimic_coef0: ``(nmimic,)`` mimic offset [m or rad] (``q0 = coef0 + coef1 q1``).
         constraint_mimic_coef1: ``(nmimic,)`` mimic scale.
+        equality_constraint_enabled: ``(neq,)`` 1.0 = enforced, 0.0 = ignored (model dtype; a traced
+            leaf: switching it under ``jit`` does not recompile, see
+            :func:`~jaxart.sim.equality.set_constraints_enabled`; values other than 0/1 are not meaningful).
+        constraint_mimic_enabled: ``(nmimic,)`` the same for mimic constraints.
         tendon_joint_coef: ``(ntenjoint,)`` FIXED-tendon coefficients [m/rad or 1] (``L = Σ c q``).
         tendon_attachment_point: ``(nattach, 3)`` SPATIAL attachment points [m] in their body's frame
             (world frame for body −1).
@@ -146,8 +150,8 @@ class Model:
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
-            its fields (``equality_constraint_type/body1/body2/joint1/joint2/enabled/label``,
-            ``constraint_mimic_joint0/joint1/enabled/label`` and the counts) read as ``model.<name>``.
+            its fields (``equality_constraint_type/body1/body2/joint1/joint2/label``,
+            ``constraint_mimic_joint0/joint1/label`` and the counts) read as ``model.<name>``.
         tendon: static tendon structure (:class:`~jaxart.sim.tendons.TendonTopology`); its fields
             (``tendon_type/joint_start/joint/attachment_start/attachment_body/label/count``) read as
             ``model.<name>``.
@@ -198,6 +202,8 @@ class Model:
     equality_constraint_polycoef: jax.Array
     constraint_mimic_coef0: jax.Array
     constraint_mimic_coef1: jax.Array
+    equality_constraint_enabled: jax.Array
+    constraint_mimic_enabled: jax.Array
     tendon_joint_coef: jax.Array
     tendon_attachment_point: jax.Array
     tendon_stiffness: jax.Array

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import jax
+import numpy as np
+
 
 class SolverBase:
     """Pytree base for solvers (register subclasses with ``jax.tree_util.register_pytree_node_class``).
@@ -39,19 +42,31 @@ class SolverBase:
 def reject_equality_constraints(model, solver: str) -> None:
     """Raise when ``model`` has enabled equality or mimic constraints that ``solver`` cannot enforce.
 
+    The ``enabled`` flags are traced model leaves; they are read here, at construction. With traced flags
+    (a solver built under ``jit``/``vmap``) any equality or mimic constraint is rejected.
+
     Args:
         model: A jaxart :class:`~jaxart.Model`.
         solver: Solver class name for the message.
 
     Raises:
-        NotImplementedError: Naming the enabled constraints and pointing at ``SolverMuJoCo``.
+        NotImplementedError: Naming the enabled constraints and pointing at the solvers that enforce them.
     """
     eq = getattr(model, "equality", None)
-    if eq is None or not eq.any_enabled:
+    if eq is None or not eq.any_constraint:
         return
-    names = [n for n, on in zip(eq.equality_constraint_label, eq.equality_constraint_enabled.array, strict=True) if on]
-    names += [n for n, on in zip(eq.constraint_mimic_label, eq.constraint_mimic_enabled.array, strict=True) if on]
+    try:
+        on_eq = np.asarray(jax.device_get(model.equality_constraint_enabled)) != 0.0
+        on_mimic = np.asarray(jax.device_get(model.constraint_mimic_enabled)) != 0.0
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        on_eq = np.ones(eq.equality_constraint_count, bool)
+        on_mimic = np.ones(eq.constraint_mimic_count, bool)
+    names = [n for n, on in zip(eq.equality_constraint_label, on_eq, strict=True) if on]
+    names += [n for n, on in zip(eq.constraint_mimic_label, on_mimic, strict=True) if on]
+    if not names:
+        return
     shown = ", ".join(repr(n) for n in names[:5]) + (f", … ({len(names)} total)" if len(names) > 5 else "")
     raise NotImplementedError(
-        f"{solver}: equality/mimic constraints ({shown}) are not supported by this solver; use "
-        "jaxart.solvers.SolverMuJoCo, or build them with enabled=False to simulate without them")
+        f"{solver}: equality/mimic constraints ({shown}) are not supported by this solver (it would ignore "
+        "them; enabling them after construction is ignored as well); use SolverFeatherstone, SolverXPBD or "
+        "SolverMuJoCo, or build them with enabled=False to simulate without them")

@@ -10,7 +10,10 @@ DISTANCE                                    ✓ as FREE; finite distance limits 
 loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
                                               FREE/DISTANCE; ✗ with drives or finite limits);
                                               ``ignore_loop_joints=True`` skips them
-equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`)
+equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`);
+                                              the traced ``enabled`` flags gate them at run time
+                                              (no recompile; a model with any such constraint takes
+                                              the dense world solve)
 ``joint_f``, ``body_f``, gravity            ✓ (``joint_f`` of FREE joints is a world wrench at the COM)
 drives ``target_ke/kd`` per                 ✓ every DOF (FREE/DISTANCE: anchor position and the
 ``joint_target_mode``                         rotation vector, see below); implicit (default) or explicit

@@ -13,7 +13,7 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
 * ``EqType.JOINT`` → ``mjEQ_JOINT``: ``data[0:5]`` = polycoef (the bridge's hinge/slide ``qpos0``
   is 0, so MuJoCo's offsets from ``qpos0`` equal jaxart's absolute coordinates).
 * Mimic → ``mjEQ_JOINT`` (follower = joint1, leader = joint2) with ``data[0:2] = (coef0, coef1)``.
-* ``enabled`` → ``eq_active0``; names are the constraint labels.
+* ``enabled`` → ``eq_active0`` (read at conversion time); names are the constraint labels.
 * Loop-closing joints (outside every articulation, child reachable through the tree; Newton's
   mapping): FIXED → one WELD, REVOLUTE-like (0 linear + 1 angular DOF) → two CONNECTs 0.05 m either
   side of the anchor along the hinge axis, BALL-like (0 + 3) → one CONNECT; ``joint_enabled`` →
@@ -25,6 +25,7 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
 
 from __future__ import annotations
 
+import jax
 import mujoco
 import numpy as np
 
@@ -112,9 +113,22 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
         e.name1 = _mj_joint(h, int(eq.constraint_mimic_joint0.array[k]), what)
         e.name2 = _mj_joint(h, int(eq.constraint_mimic_joint1.array[k]), what)
         e.data = _data(e, [float(h.model.constraint_mimic_coef0[k]), float(h.model.constraint_mimic_coef1[k])])
-        e.active = bool(eq.constraint_mimic_enabled.array[k])
+        e.active = bool(enabled_flags(h.model, "constraint_mimic_enabled")[k])
     for j in loops:
         _add_loop_joint(spec, h, fr, j, names, rec)
+
+
+def enabled_flags(model, name: str) -> np.ndarray:
+    """The model's ``enabled`` flags ``name`` as a numpy bool array (read at conversion time: ``eq_active0``).
+
+    Raises:
+        TypeError: The flags are traced (the bridge builds its ``MjModel`` from concrete values).
+    """
+    try:
+        return np.asarray(jax.device_get(getattr(model, name))) > 0.5
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError) as err:
+        raise TypeError(f"SolverMuJoCo: {name} is traced; build the solver from a concrete model (the flags become "
+                        "MuJoCo's eq_active0 at conversion time)") from err
 
 
 def apply_equality_data(mj_model: mujoco.MjModel, rec) -> None:
@@ -128,7 +142,7 @@ def _add_constraint(spec, h, fr: _Frames, k: int, name: str, body_q, rec) -> Non
     eq, m = h.model.equality, h.model
     t = int(eq.equality_constraint_type.array[k])
     what = f"SolverMuJoCo: equality constraint {eq.equality_constraint_label[k]!r}"
-    active = bool(eq.equality_constraint_enabled.array[k])
+    active = bool(enabled_flags(m, "equality_constraint_enabled")[k])
     if t == EqType.JOINT:
         e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT, objtype=mujoco.mjtObj.mjOBJ_JOINT)
         j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])

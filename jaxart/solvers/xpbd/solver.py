@@ -32,6 +32,9 @@ contacts                                    ✓ normal, static/dynamic friction,
                                               restitution with ``enable_restitution=True``
 kinematic bodies                            ✓ infinite mass, passed through unchanged
 joint compliance                            ✓ ``joint_linear/angular_compliance`` [m/N, rad/(N·m)]
+equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
+                                              (:mod:`jaxart.solvers.xpbd.equality`); the traced
+                                              ``enabled`` flags switch them at run time (no recompile)
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)
 ==========================================  =====================================================
@@ -39,7 +42,8 @@ velocity limits                               documented, not rejected, so MJCF 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
 lane kernel (:mod:`maximal_xpbd_lanes`; under ``vmap`` every per-world scalar is a vector over the
 batch, and stage outputs are materialised behind loop boundaries). BALL joints take their passive
-wrenches and restitution its velocity pass and IK from the per-world code. ``LANE_KERNEL = False``
+wrenches and restitution its velocity pass and IK from the per-world code; models with equality or
+mimic constraints (enabled or not) run the whole step in the per-world code. ``LANE_KERNEL = False``
 selects the per-world reference implementation of the same maths (for comparisons).
 
 Convergence: Jacobi projection under-corrects where several rows act on one body (e.g. a cube's
@@ -83,6 +87,7 @@ from jaxart.solvers.xpbd.contacts import (
     solve_contacts,
     zero_lambda,
 )
+from jaxart.solvers.xpbd.equality import equality_data, equality_plan, solve_equality
 from jaxart.solvers.xpbd.joints import drive_targets, solve_angular, solve_drives, solve_linear
 from jaxart.solvers.xpbd.lanes import LaneOptions, make_step
 
@@ -116,7 +121,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives on FREE/DISTANCE joints.
+        NotImplementedError: Drives on FREE/DISTANCE joints, tendons.
     """
 
     _OPTIONS = _OPTIONS
@@ -138,7 +143,6 @@ class SolverXPBD(SolverBase):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
         _check_supported(model)
-        self._reject_equality_constraints(model)
         reject_tendons(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
@@ -232,14 +236,16 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
                           joint_angular_compliance, rigid_contact_relaxation, drive_on, has_joints, has_contacts,
                           angular_damping, bool(model.joint_count) and not np.any(st.jtype == JointType.BALL),
                           restitution, not restitution)
-        if LANE_KERNEL:
+        eq_plan = equality_plan(model)
+        eq = None if eq_plan.empty else (eq_plan, equality_data(model, eq_plan, state.joint_q, f))
+        if LANE_KERNEL and eq is None:
             out = _step_lanes(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext, dt)
             if opt.ik:
                 return out
             q, qd, qd_pred, lam_c = out
         else:
             q, qd, qd_pred, lam_c = _step_per_world(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext,
-                                                    dt)
+                                                    dt, eq)
         if restitution:
             b = make_bodies(model, q, inv_m, inv_i)
             imp = restitution_impulses(b, qd, qd_pred, cf, lam_c, model.gravity.astype(f), dt)
@@ -268,14 +274,15 @@ def _step_lanes(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drive
     return q, qd, qd_pred, ContactLambda(lam_n, None, None, None) if opt.contacts else None
 
 
-def _step_per_world(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt):
-    """Reference implementation of :func:`_step_lanes` on stacked per-world arrays: ``(q, qd, qd_pred, λ)``."""
+def _step_per_world(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None):
+    """Reference implementation of :func:`_step_lanes` on stacked per-world arrays: ``(q, qd, qd_pred, λ)``;
+    ``eq``: ``(plan, data)`` of the equality rows (:mod:`jaxart.solvers.xpbd.equality`) or ``None``."""
     force = state.body_f.astype(q0_ext.dtype)
     if model.joint_count:
         force = force + _passive_forces(model, state, control)
     q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
                                        angular_damping=opt.angular_damping)
-    q, lam_c = _rounds_per_world(model, st, opt, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt)
+    q, lam_c = _rounds_per_world(model, st, opt, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq)
     return q, _velocities(model, state.body_q, q, dt), qd_pred, lam_c
 
 
@@ -290,7 +297,7 @@ def _velocities(model, q_old, q_new, dt):
     return jnp.concatenate([(x_new - x_old) / dt, w], -1)
 
 
-def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt):
+def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None):
     """Reference per-world projection rounds (stacked arrays): ``(q, λ_contacts)``."""
     f = q_pred.dtype
     nj = model.joint_count
@@ -310,6 +317,8 @@ def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives,
             imp, lam_a = solve_angular(model, st, b, lam_a, dt, compliance=opt.ang_compliance,
                                        relaxation=opt.ang_relax)
             q = apply_impulses(model, b, *imp)
+        if eq is not None:
+            q = solve_equality(model, *eq, q, inv_m, inv_i)
         if opt.contacts:
             b = make_bodies(model, q, inv_m, inv_i)
             imp, lam_c = solve_contacts(b, q0_ext, cf, lam_c, relaxation=opt.contact_relax)
