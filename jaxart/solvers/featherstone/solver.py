@@ -78,6 +78,7 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.constraint_rows import constraint_plan
 from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.loop_axes import loop_axis_plan
 from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
@@ -163,7 +164,8 @@ class SolverFeatherstone(SolverBase):
             raise ValueError("SolverFeatherstone: update_mass_matrix_interval must be 1 (the mass matrix is "
                              "recomputed every step)")
         _validate(model)
-        constraint_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop joints
+        constraint_plan(model, ignore_loop_joints=ignore_loop_joints)
+        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop-joint terms
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive
@@ -213,9 +215,9 @@ class SolverFeatherstone(SolverBase):
 
     def _constraints(self) -> Constraints | None:
         plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
-        if plan.empty:
-            return None
-        return Constraints(plan, self.constraint_stabilization, self.constraint_regularization)
+        axes = loop_axis_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
+        out = Constraints(plan, self.constraint_stabilization, self.constraint_regularization, axes)
+        return None if out.empty else out
 
 
 def _validate(model: Model) -> None:
