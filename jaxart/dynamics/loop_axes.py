@@ -137,8 +137,9 @@ def _plan(topo, active: tuple | None) -> LoopAxes:
         if not topo.joint_enabled.array[j] or d1 == d0:
             continue
         label = topo.joint_label[j]
-        if active is None:
-            driven = limited = passive = jt not in (JointType.FREE, JointType.DISTANCE)
+        if active is None:  # traced model: every term may be set
+            driven = jt not in (JointType.FREE, JointType.DISTANCE)
+            limited = passive = jt != JointType.FREE
         else:
             driven, limited, passive = (any(a[d0:d1]) for a in active[:3])
             if jt == JointType.DISTANCE:  # its per-DOF limits are replaced by the anchor-distance limits
