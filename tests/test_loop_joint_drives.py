@@ -96,3 +96,97 @@ def test_limited_loop_joint_stops_at_its_limit():
     assert loop.max() < 0.3 + 5e-3 and loop.min() > -0.3 - 5e-3
     assert loop.max() > 0.29 and loop.min() < -0.29
     np.testing.assert_allclose(loop, tree, atol=1e-3)
+
+
+# ------------------------------------------------------------------ slider on a swinging arm: PRISMATIC loop ≡ tree
+TH0, S0 = 0.3, 0.1  # arm angle about y, slide
+
+
+@functools.lru_cache(maxsize=2)
+def _slider(loop: bool):
+    """An arm hinged to the world about y with a slider along its x axis (spring 30 N/m to the rest slide 0.1 m): a
+    tree PRISMATIC joint, or a FREE slider closed by a loop-closing PRISMATIC joint with the same frames (its axis
+    turns with the arm, so the slide's acceleration has a velocity-product term ``J̇ q̇``)."""
+    b = jaxart.ModelBuilder()
+    arm = b.add_link(mass=1.0, com=(0.3, 0, 0), inertia=INERTIA, label="arm")
+    hinge = b.add_joint_revolute(-1, arm, axis=(0, 1, 0), label="hinge")
+    x2 = np_transform_mul(np.r_[0, 0, 0, 0, np.sin(TH0 / 2), 0, np.cos(TH0 / 2)], np.r_[0.2 + S0, 0, 0, 0, 0, 0, 1])
+    sl = b.add_link(xform=(x2[:3], x2[3:]), mass=0.5, com=(0.05, 0, 0.02), inertia=INERTIA, label="slider")
+    kw = dict(axis=(1, 0, 0), parent_xform=((0.2, 0, 0), (0, 0, 0, 1)), stiffness=30.0, label="slide")
+    if loop:
+        b.add_articulation([hinge])
+        b.add_articulation([b.add_joint_free(sl)])
+        b.add_joint_prismatic(arm, sl, **kw)
+    else:
+        b.add_articulation([hinge, b.add_joint_prismatic(arm, sl, **kw)])
+        b.joint_q[1] = S0
+    b.joint_q[0] = TH0
+    m = b.finalize(dtype=F64)
+    return m.replace(joint_rest_q=m.joint_rest_q.at[-1].set(S0))
+
+
+def _slide(bq) -> np.ndarray:
+    """Slide of the slider's anchor along the arm's x axis, from the body poses."""
+    arm, sl = np.asarray(bq[:, 0]), np.asarray(bq[:, 1])
+    anchor = np.array([np_transform_mul(a, np.r_[0.2, 0, 0, 0, 0, 0, 1])[:3] for a in arm])
+    axis = np.array([np_transform_mul(a, np.r_[1.0, 0, 0, 0, 0, 0, 1])[:3] for a in arm]) - arm[:, :3]
+    return np.sum((sl[:, :3] - anchor) * axis, -1)
+
+
+def _slider_run(loop: bool, **values):
+    m = _slider(loop)
+    return _slide(_rollout(_set(m, m.joint_dof_count - 1, **values), jnp.zeros(m.joint_dof_count, F64), steps=200))
+
+
+@pytest.mark.slow
+def test_loop_joint_armature_matches_tree_armature():
+    """Armature 0.3 kg on the slide (it changes the 1 s trajectory by 0.26 m): the loop joint's trajectory matches
+    the tree joint's within the two formulations' own O(dt) difference without armature (dropping ``J̇ q̇`` from the
+    armature's acceleration would leave 0.12 m)."""
+    tree = {a: _slider_run(False, armature=a) for a in (0.0, 0.3)}
+    loop = {a: _slider_run(True, armature=a) for a in (0.0, 0.3)}
+    effect = np.abs(tree[0.3] - tree[0.0]).max()
+    base = np.abs(loop[0.0] - tree[0.0]).max()
+    assert effect > 0.2 and base < 0.01
+    assert np.abs(loop[0.3] - tree[0.3]).max() < max(base, 0.02 * effect)
+
+
+def test_limited_loop_prismatic_joint_stops_at_its_limits():
+    """Slide limits [0.05, 0.25] m on the loop PRISMATIC joint (free motion: 0.1 → 0.64 m): held over 1 s at 5 ms."""
+    s = _slider_run(True, limit_lower=0.05, limit_upper=0.25, limit_ke=1e5, limit_kd=10.0)
+    assert s.max() < 0.25 + 2e-3 and s.min() > 0.05 - 2e-3
+    assert s.max() > 0.249
+
+
+def test_loop_distance_joint_limit_hangs_a_body_at_the_rope_length():
+    """A free body hanging from the world by a loop-closing DISTANCE joint (max distance 0.5 m, anchor 0.1 m above
+    its COM) dropped from 0.3 m: the rope catches it and it settles at ``0.5 + m g / limit_ke`` (closed form)."""
+    b = jaxart.ModelBuilder()
+    body = b.add_link(xform=((0, 0, 0.6), (0, 0, 0, 1)), mass=1.0, inertia=INERTIA, label="bob")
+    b.add_articulation([b.add_joint_free(body)])
+    b.add_joint_distance(-1, body, parent_xform=((0, 0, 1.0), (0, 0, 0, 1)), child_xform=((0, 0, 0.1), (0, 0, 0, 1)),
+                         max_distance=0.5, label="rope")
+    b.joint_dof["limit_ke"][6], b.joint_dof["limit_kd"][6] = 1e4, 100.0
+    model = b.finalize(dtype=F64)
+    bq = np.asarray(_rollout(model, model.joint_qd))
+    dist = 1.0 - (bq[:, 0, 2] + 0.1)
+    assert dist.max() < 0.5 + 0.02
+    assert abs(dist[-1] - (0.5 + 9.81 / 1e4)) < 1e-6
+    assert np.abs(bq[:, 0, :2]).max() < 1e-9  # straight down
+
+
+def test_unsupported_loop_joint_terms_are_rejected():
+    b, _ = fourbar_builder("revolute")
+    b.joint_dof["target_ke"][-1] = 10.0
+    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.POSITION)
+    b.joint_drive_type[-1] = int(jaxart.JointDriveType.ACCELERATION)
+    with pytest.raises(NotImplementedError, match="'loop' has an ACCELERATION drive"):
+        SolverFeatherstone(b.finalize(dtype=F64))
+    b = jaxart.ModelBuilder()
+    body = b.add_link(mass=1.0, inertia=INERTIA)
+    b.add_articulation([b.add_joint_free(body)])
+    b.add_joint_distance(-1, body, max_distance=-1.0, label="rope")
+    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.VELOCITY)
+    b.joint_dof["target_kd"][-1] = 1.0
+    with pytest.raises(NotImplementedError, match="DISTANCE joint 'rope' has a drive"):
+        SolverFeatherstone(b.finalize(dtype=F64))
