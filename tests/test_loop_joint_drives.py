@@ -190,3 +190,73 @@ def test_unsupported_loop_joint_terms_are_rejected():
     b.joint_dof["target_kd"][-1] = 1.0
     with pytest.raises(NotImplementedError, match="DISTANCE joint 'rope' has a drive"):
         SolverFeatherstone(b.finalize(dtype=F64))
+
+
+@pytest.mark.slow  # the compilation of the reverse pass dominates (short horizon)
+def test_gradients_of_a_driven_closed_loop_step_match_finite_differences():
+    """d(loss)/d(target, ke, kd, initial crank rate) through 5 steps of the parallelogram driven on its loop joint."""
+    model = _parallelogram()
+
+    def loss(p):
+        m = _set(model, LOOP, target_ke=p[1], target_kd=p[2]).replace(
+            joint_target_q=model.joint_target_q.at[LOOP].set(p[0]))
+        bq = _rollout(m, _qd(p[3]), steps=5)
+        return jnp.sum(bq[-1, 1, :3] ** 2) + jnp.sum(bq[-1, 0, 3:] * jnp.array([1.0, 2.0, 0.5, 0.3]))
+
+    p0 = jnp.array([0.5, 40.0, 3.0, 0.7], F64)
+    grad = np.asarray(jax.jit(jax.grad(loss))(p0))
+    f = jax.jit(loss)
+    eps = np.array([1e-6, 1e-4, 1e-5, 1e-6])
+    fd = np.array([(f(p0.at[i].add(eps[i])) - f(p0.at[i].add(-eps[i]))) / (2 * eps[i]) for i in range(4)])
+    assert np.all(np.isfinite(grad)) and np.all(np.abs(grad) > 1e-4)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-10)
+
+
+# ------------------------------------------------------------------ loop coordinates ≡ tree coordinates
+_Q = np.array([0.0, np.sin(0.2), 0.1, np.cos(0.2)]) / np.linalg.norm([0.0, np.sin(0.2), 0.1, np.cos(0.2)])
+_JOINTS = {  # type: (add_joint args, joint_q, joint_qd)
+    "revolute": (("revolute", dict(axis=(0.0, 0.6, 0.8))), [0.7], [1.3]),
+    "prismatic": (("prismatic", dict(axis=(1.0, 0.0, 0.0))), [0.15], [-0.4]),
+    "ball": (("ball", {}), list(np.array([0.1, -0.2, 0.3, 0.9]) / np.linalg.norm([0.1, -0.2, 0.3, 0.9])),
+             [0.5, -1.0, 0.7]),
+    "d6": (("d6", dict(linear_axes=[(1, 0, 0), (0.6, 0.8, 0)], angular_axes=[(0, 0, 1), (0, 1, 0), (1, 0, 0)])),
+           [0.1, -0.05, 0.4, -0.3, 0.2], [0.3, 0.2, -0.5, 0.8, 1.1]),
+    "d6_two_angles": (("d6", dict(linear_axes=[(0, 0, 1)], angular_axes=[(1, 0, 0), (0, 1, 0)])),
+                      [0.05, 0.6, -0.4], [0.2, -0.7, 0.9]),
+}
+
+
+@pytest.mark.parametrize("kind", list(_JOINTS))
+def test_loop_coordinates_and_rates_equal_the_tree_joints(kind):
+    """The joint between a swinging arm and a link, as a tree joint at ``(q, q̇)``, and as a loop joint closing the
+    same configuration (the link on a FREE joint at its tree pose and twist): the loop joint's measured coordinates
+    and rates (its rows ``J q̇``) are the tree joint's ``q, q̇``."""
+    from jaxart.dynamics.loop_axes import loop_axis_plan, loop_coordinates
+
+    (jtype, kw), q, qd = _JOINTS[kind]
+    kw = dict(kw, parent_xform=((0.1, 0.2, 0.0), tuple(_Q)), child_xform=((0.0, -0.1, 0.05), (0, 0, 0.6, 0.8)))
+    models = []
+    for loop in (False, True):
+        b = jaxart.ModelBuilder()
+        arm = b.add_link(mass=1.0, com=(0.2, 0, 0), inertia=INERTIA)
+        hinge = b.add_joint_revolute(-1, arm, axis=(0, 0.8, 0.6))
+        link = b.add_link(mass=0.5, com=(0.05, 0.0, 0.02), inertia=INERTIA)
+        if loop:
+            b.add_articulation([hinge])
+            b.add_articulation([b.add_joint_free(link)])
+            j = getattr(b, f"add_joint_{jtype}")(arm, link, **kw)
+            d0, d1 = b.joint_qd_start[j], b.joint_dof_count
+            b.joint_dof["armature"][d0:d1] = [0.01] * (d1 - d0)  # a loop-axis term: the joint enters the plan
+        else:
+            b.add_articulation([hinge, getattr(b, f"add_joint_{jtype}")(arm, link, **kw)])
+        models.append(b.finalize(dtype=F64))
+    tree, loop = models
+    q_t, qd_t = jnp.asarray([0.4, *q], F64), jnp.asarray([-0.9, *qd], F64)
+    st = jaxart.eval_fk(tree, q_t, qd_t, tree.state())
+    q_l = jnp.concatenate([jnp.asarray([0.4], F64), st.body_q[1], loop.joint_q[8:]])
+    qd_l = jnp.concatenate([jnp.asarray([-0.9], F64), st.body_qd[1], loop.joint_qd[7:]])
+    sl = jaxart.eval_fk(loop, q_l, qd_l, loop.state())
+    np.testing.assert_allclose(sl.body_qd, st.body_qd, atol=1e-12)  # the same configuration and motion
+    q_m, qd_m, _ = loop_coordinates(loop, q_l, qd_l, sl.body_q, loop_axis_plan(loop))
+    np.testing.assert_allclose(q_m[8:], q_t[1:], atol=1e-10)
+    np.testing.assert_allclose(qd_m[7:], qd_t[1:], atol=1e-10)

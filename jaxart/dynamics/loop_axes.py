@@ -41,7 +41,7 @@ import numpy as np
 from jaxart.dynamics.constraint_rows import _Frames
 from jaxart.dynamics.integrate import integrate_coords
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
-from jaxart.dynamics.motion import block_terms
+from jaxart.dynamics.motion import dof_columns
 from jaxart.kinematics.angles import angular_coordinates
 from jaxart.kinematics.fk import base_bodies
 from jaxart.math import quat_conjugate, quat_mul, quat_to_matrix, quat_twist_angle, soa, transform_mul
@@ -202,6 +202,14 @@ def _joint_rows(model, fr: _Frames, com, entry):
     return jnp.concatenate(coords), jnp.concatenate(rows)
 
 
+class _Poses(NamedTuple):
+    """The part of :class:`~jaxart.dynamics.motion.BlockTerms` that the rows read."""
+
+    body_q: jnp.ndarray
+    com: jnp.ndarray
+    S: jnp.ndarray
+
+
 def loop_axis_rows(model, lay: DynamicsLayout, terms, axes: LoopAxes):
     """``(coords (n_c,), rows (n_L, N))``: the loop joints' coordinates and velocity rows over the flat slots.
 
@@ -228,11 +236,12 @@ def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
         axes: :func:`loop_axis_plan` of the model.
     """
     lay = dynamics_layout(model)
+    qd_flat = take_rows(jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)]), lay.dof_index.reshape(-1))
 
-    def rates(q):
-        terms = block_terms(model, q, joint_qd, body_q)
-        coords, rows = loop_axis_rows(model, lay, terms, axes)
-        return rows @ terms.qd.reshape(-1), coords
+    def rates(q):  # poses and columns only (not the block inertias of block_terms)
+        cols, (bq, com) = dof_columns(model, q, body_q)
+        coords, rows = loop_axis_rows(model, lay, _Poses(bq, com, take_rows(cols, lay.dof_index)), axes)
+        return rows @ qd_flat, coords
 
     zero = jnp.zeros((), joint_q.dtype)
     q_dot = jax.jvp(lambda h: integrate_coords(model, joint_q, joint_qd, h), (zero,), (jnp.ones_like(zero),))[1]
