@@ -18,6 +18,7 @@ from equality_models import INERTIA, fourbar_builder
 from scipy.optimize import brentq
 
 import jaxart
+from jaxart.dynamics.loop_axes import loop_axis_plan, loop_coordinates
 from jaxart.sim.validate import np_quat_mul, np_transform_mul
 from jaxart.solvers import SolverFeatherstone
 
@@ -151,6 +152,7 @@ def test_loop_joint_armature_matches_tree_armature():
     assert np.abs(loop[0.3] - tree[0.3]).max() < max(base, 0.02 * effect)
 
 
+@pytest.mark.slow  # compiles the loop slider (shared with the armature test)
 def test_limited_loop_prismatic_joint_stops_at_its_limits():
     """Slide limits [0.05, 0.25] m on the loop PRISMATIC joint (free motion: 0.1 → 0.64 m): held over 1 s at 5 ms."""
     s = _slider_run(True, limit_lower=0.05, limit_upper=0.25, limit_ke=1e5, limit_kd=10.0)
@@ -216,7 +218,6 @@ def test_gradients_of_a_driven_closed_loop_step_match_finite_differences():
 _Q = np.array([0.0, np.sin(0.2), 0.1, np.cos(0.2)]) / np.linalg.norm([0.0, np.sin(0.2), 0.1, np.cos(0.2)])
 _JOINTS = {  # type: (add_joint args, joint_q, joint_qd)
     "revolute": (("revolute", dict(axis=(0.0, 0.6, 0.8))), [0.7], [1.3]),
-    "prismatic": (("prismatic", dict(axis=(1.0, 0.0, 0.0))), [0.15], [-0.4]),
     "ball": (("ball", {}), list(np.array([0.1, -0.2, 0.3, 0.9]) / np.linalg.norm([0.1, -0.2, 0.3, 0.9])),
              [0.5, -1.0, 0.7]),
     "d6": (("d6", dict(linear_axes=[(1, 0, 0), (0.6, 0.8, 0)], angular_axes=[(0, 0, 1), (0, 1, 0), (1, 0, 0)])),
@@ -226,37 +227,46 @@ _JOINTS = {  # type: (add_joint args, joint_q, joint_qd)
 }
 
 
-@pytest.mark.parametrize("kind", list(_JOINTS))
-def test_loop_coordinates_and_rates_equal_the_tree_joints(kind):
-    """The joint between a swinging arm and a link, as a tree joint at ``(q, q̇)``, and as a loop joint closing the
-    same configuration (the link on a FREE joint at its tree pose and twist): the loop joint's measured coordinates
-    and rates (its rows ``J q̇``) are the tree joint's ``q, q̇``."""
-    from jaxart.dynamics.loop_axes import loop_axis_plan, loop_coordinates
-
-    (jtype, kw), q, qd = _JOINTS[kind]
-    kw = dict(kw, parent_xform=((0.1, 0.2, 0.0), tuple(_Q)), child_xform=((0.0, -0.1, 0.05), (0, 0, 0.6, 0.8)))
-    models = []
-    for loop in (False, True):
-        b = jaxart.ModelBuilder()
+def _arms(loop: bool):
+    """One arm hinged to the world per entry of ``_JOINTS``, a link attached to it by that joint: in the tree, or on
+    a FREE joint and closed by the joint as a loop joint (armature on its axes, so that it enters the plan)."""
+    b = jaxart.ModelBuilder()
+    frames = dict(parent_xform=((0.1, 0.2, 0.0), tuple(_Q)), child_xform=((0.0, -0.1, 0.05), (0, 0, 0.6, 0.8)))
+    for (jtype, kw), _, _ in _JOINTS.values():
         arm = b.add_link(mass=1.0, com=(0.2, 0, 0), inertia=INERTIA)
         hinge = b.add_joint_revolute(-1, arm, axis=(0, 0.8, 0.6))
         link = b.add_link(mass=0.5, com=(0.05, 0.0, 0.02), inertia=INERTIA)
-        if loop:
-            b.add_articulation([hinge])
-            b.add_articulation([b.add_joint_free(link)])
-            j = getattr(b, f"add_joint_{jtype}")(arm, link, **kw)
-            d0, d1 = b.joint_qd_start[j], b.joint_dof_count
-            b.joint_dof["armature"][d0:d1] = [0.01] * (d1 - d0)  # a loop-axis term: the joint enters the plan
-        else:
-            b.add_articulation([hinge, getattr(b, f"add_joint_{jtype}")(arm, link, **kw)])
-        models.append(b.finalize(dtype=F64))
-    tree, loop = models
-    q_t, qd_t = jnp.asarray([0.4, *q], F64), jnp.asarray([-0.9, *qd], F64)
-    st = jaxart.eval_fk(tree, q_t, qd_t, tree.state())
-    q_l = jnp.concatenate([jnp.asarray([0.4], F64), st.body_q[1], loop.joint_q[8:]])
-    qd_l = jnp.concatenate([jnp.asarray([-0.9], F64), st.body_qd[1], loop.joint_qd[7:]])
-    sl = jaxart.eval_fk(loop, q_l, qd_l, loop.state())
+        if not loop:
+            b.add_articulation([hinge, getattr(b, f"add_joint_{jtype}")(arm, link, **kw, **frames)])
+            continue
+        b.add_articulation([hinge])
+        b.add_articulation([b.add_joint_free(link)])
+        j = getattr(b, f"add_joint_{jtype}")(arm, link, **kw, **frames)
+        d0, d1 = b.joint_qd_start[j], b.joint_dof_count
+        b.joint_dof["armature"][d0:d1] = [0.01] * (d1 - d0)
+    return b.finalize(dtype=F64)
+
+
+def test_loop_coordinates_and_rates_equal_the_tree_joints():
+    """Each joint of ``_JOINTS`` between a swinging arm and a link, as a tree joint at ``(q, q̇)``, and as a loop joint
+    closing the same configuration (the link on a FREE joint at its tree pose and twist): the loop joint's measured
+    coordinates and rates (its rows ``J q̇``) are the tree joint's ``q, q̇`` (PRISMATIC: the slider tests; the D6
+    entries have linear axes)."""
+    tree, loop = _arms(False), _arms(True)
+    q_t = np.concatenate([[0.4 + 0.1 * k, *q] for k, (_, q, _) in enumerate(_JOINTS.values())])
+    qd_t = np.concatenate([[-0.9 + 0.2 * k, *qd] for k, (_, _, qd) in enumerate(_JOINTS.values())])
+    st = jaxart.eval_fk(tree, jnp.asarray(q_t), jnp.asarray(qd_t), tree.state())
+    qs, ds = tree.topology.joint_q_start.array, tree.topology.joint_qd_start.array  # joints: hinge 2k, joint 2k + 1
+    lqs, lds = loop.topology.joint_q_start.array, loop.topology.joint_qd_start.array  # hinge 3k, FREE, loop 3k + 2
+    q_l, qd_l = np.array(loop.joint_q), np.array(loop.joint_qd)
+    for k in range(len(_JOINTS)):
+        q_l[lqs[3 * k]], qd_l[lds[3 * k]] = q_t[qs[2 * k]], qd_t[ds[2 * k]]
+        q_l[lqs[3 * k + 1]:lqs[3 * k + 2]] = st.body_q[2 * k + 1]
+        qd_l[lds[3 * k + 1]:lds[3 * k + 2]] = st.body_qd[2 * k + 1]
+    sl = jaxart.eval_fk(loop, jnp.asarray(q_l), jnp.asarray(qd_l), loop.state())
     np.testing.assert_allclose(sl.body_qd, st.body_qd, atol=1e-12)  # the same configuration and motion
-    q_m, qd_m, _ = loop_coordinates(loop, q_l, qd_l, sl.body_q, loop_axis_plan(loop))
-    np.testing.assert_allclose(q_m[8:], q_t[1:], atol=1e-10)
-    np.testing.assert_allclose(qd_m[7:], qd_t[1:], atol=1e-10)
+    q_m, qd_m, _ = loop_coordinates(loop, jnp.asarray(q_l), jnp.asarray(qd_l), sl.body_q, loop_axis_plan(loop))
+    for k, kind in enumerate(_JOINTS):
+        j, t = 3 * k + 2, 2 * k + 1
+        np.testing.assert_allclose(q_m[lqs[j]:lqs[j + 1]], q_t[qs[t]:qs[t + 1]], atol=1e-10, err_msg=kind)
+        np.testing.assert_allclose(qd_m[lds[j]:lds[j + 1]], qd_t[ds[t]:ds[t + 1]], atol=1e-10, err_msg=kind)
