@@ -313,18 +313,6 @@ def test_disabled_constraints_keep_gated_rows_and_options_are_checked():
         SolverFeatherstone(model, constraint_regularization=0.0)
 
 
-def test_driven_or_limited_loop_joints_are_rejected():
-    b, _ = fourbar_builder("revolute")
-    b.joint_dof["target_ke"][-1] = 10.0
-    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.POSITION)
-    with pytest.raises(NotImplementedError, match="'loop' has a drive"):
-        SolverFeatherstone(b.finalize(dtype=F64))
-    b, _ = fourbar_builder("revolute")
-    b.joint_dof["limit_lower"][-1], b.joint_dof["limit_upper"][-1] = -0.5, 0.5
-    with pytest.raises(NotImplementedError, match="'loop' has finite limits"):
-        SolverFeatherstone(b.finalize(dtype=F64))
-
-
 def test_pinned_pendulum_connect_keeps_the_pin():
     model = _connect().finalize(dtype=F64)
     st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())

@@ -35,7 +35,7 @@ import numpy as np
 from jaxart.dynamics.contact_terms import body_slot_masks
 from jaxart.dynamics.layout import DynamicsLayout
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
-from jaxart.sim.enums import EqType, JointTargetMode, JointType
+from jaxart.sim.enums import EqType, JointType
 
 __all__ = ["ConstraintPlan", "constraint_plan", "constraint_rows"]
 
@@ -73,51 +73,13 @@ def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPla
         ignore_loop_joints: Leave loop-closing joints out (the tree is simulated without them).
 
     Returns:
-        The :class:`ConstraintPlan`.
-
-    Raises:
-        NotImplementedError: Loop-closing DISTANCE joints with finite limits, drives or finite limits on
-            loop-closing joints (they have no coordinates in the reduced solve).
+        The :class:`ConstraintPlan` (the free axes' drives, limits and armature: :mod:`jaxart.dynamics.loop_axes`).
     """
-    return _plan(model.topology, model.equality, bool(ignore_loop_joints),
-                 _has_loop_actuation(model, bool(ignore_loop_joints)))
-
-
-def _has_loop_actuation(model, ignore: bool) -> tuple:
-    """Loop joints with drives or finite limits (their labels), read from the concrete model."""
-    topo = model.topology
-    art = topo.joint_articulation.array
-    if ignore or not np.any(art < 0):
-        return ()
-    try:
-        mode = np.asarray(model.joint_target_mode) if hasattr(model, "joint_target_mode") else None
-        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
-    except Exception:  # traced model (vmap over models): checked when built concretely
-        return ()
-    qs = topo.joint_qd_start.array
-    out = []
-    for j in np.flatnonzero(art < 0):
-        d0, d1 = int(qs[j]), int(qs[j + 1])
-        jt = JointType(int(topo.joint_type.array[j]))
-        if jt == JointType.FREE or d1 == d0:
-            continue
-        driven = mode is not None and np.any(~np.isin(mode[d0:d1], (JointTargetMode.NONE, JointTargetMode.EFFORT)))
-        limited = np.any(lo[d0:d1] > -1e9) or np.any(hi[d0:d1] < 1e9)
-        if jt == JointType.DISTANCE:
-            limited = bool(lo[d0] >= 0.0 or hi[d0] >= 0.0)
-        if driven or limited:
-            out.append((topo.joint_label[j], "a drive" if driven else "finite limits"))
-    return tuple(out)
+    return _plan(model.topology, model.equality, bool(ignore_loop_joints))
 
 
 @functools.lru_cache(maxsize=64)
-def _plan(topo, eq, ignore_loop_joints: bool, actuated: tuple) -> ConstraintPlan:
-    if actuated:
-        label, what = actuated[0]
-        raise NotImplementedError(
-            f"SolverFeatherstone: loop-closing joint {label!r} has {what}; loop-closing joints are enforced as "
-            "bilateral constraints without coordinates, so their drives and limits are not supported (use "
-            "SolverMuJoCo, or make the joint part of the tree)")
+def _plan(topo, eq, ignore_loop_joints: bool) -> ConstraintPlan:
     art = topo.joint_articulation.array
     qs, qst = topo.joint_qd_start.array, topo.joint_q_start.array
     loops = []

@@ -25,6 +25,7 @@ from jaxart.dynamics.contact_terms import contact_apply, contact_matrix, contact
 from jaxart.dynamics.convert import joint_f_to_generalized
 from jaxart.dynamics.joint_forces import dyad_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
+from jaxart.dynamics.loop_axes import LoopAxes, loop_axis_terms
 from jaxart.dynamics.mass_matrix import crba
 from jaxart.dynamics.motion import block_terms, dof_columns
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
@@ -142,11 +143,24 @@ class Constraints(NamedTuple):
         stabilization: Baumgarte factor ``β`` ∈ (0, 1]: the end-of-step velocity removes ``β·g/dt`` of
             the position error ``g`` (1: the whole error in one step).
         regularization: Relative regularisation ``ρ`` of the constraint Schur complement (redundant rows).
+        axes: :class:`~jaxart.dynamics.loop_axes.LoopAxes` of the loop joints whose free axes carry drives,
+            limits, armature or passive terms (implicit joint forces along their Jacobian rows), or ``None``.
     """
 
     plan: ConstraintPlan
     stabilization: float
     regularization: float
+    axes: LoopAxes | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether there is neither a row nor a loop axis."""
+        return self.plan.empty and not (self.axes and self.axes.joints)
+
+    @property
+    def has_axes(self) -> bool:
+        """Whether loop axes carry joint terms."""
+        return bool(self.axes and self.axes.joints)
 
 
 def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constraints):
@@ -188,6 +202,22 @@ def _initial_poses(model, body_q_base, opts):
     return dof_columns(model, model.joint_q.astype(body_q_base.dtype), body_q_base)[1][0]
 
 
+def _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad):
+    """``h``/``rhs`` (world block) plus the loop axes' implicit terms of :mod:`jaxart.dynamics.loop_axes`."""
+    if opts is None or not opts.has_axes:
+        return h, rhs
+    m, b = loop_axis_terms(model, dynamics_layout(model), terms, opts.axes, free, joint_f, tau_extra, d_extra, dyad)
+    return h + m[None], rhs + b[None]
+
+
+def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, x):
+    """``M x − b`` of the loop axes' terms at the flat accelerations ``x`` (``(1, N)``), or 0."""
+    if opts is None or not opts.has_axes:
+        return 0.0
+    m, b = loop_axis_terms(model, dynamics_layout(model), terms, opts.axes, free, joint_f, tau_extra, d_extra, dyad)
+    return (m @ x.reshape(-1) - b)[None]
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
 def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
                    contact, dt):
@@ -195,7 +225,8 @@ def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f,
     terms = block_terms(model, joint_q, joint_qd, body_q_base)
     h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, _with_bodies(contact, bodies),
                            world=opts is not None)
-    if opts is None:
+    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
+    if opts is None or opts.plan.empty:
         return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
     g_mat, c, on = _constraint_system(model, terms, joint_q, dt, _initial_poses(model, body_q_base, opts), free,
                                       opts)
@@ -213,6 +244,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     factorisation are never differentiated (reverse mode keeps only the RNEA linearisation and the
     factor). With constraint rows the system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
     ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
+    The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.loop_axes`) are part of ``A`` and of the residual.
     """
     model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt = primals
     t_model, t_q, t_qd, t_base, *t_rest = tangents
@@ -221,13 +253,15 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     full = _with_bodies(contact, bodies)
     world = opts is not None
     h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world)
+    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
     low = cholesky(h)
     nd = model.joint_dof_count
-    if opts is None:
+    if opts is None or opts.plan.empty:
         x = cho_solve(low, rhs)
 
         def residual(m, t, jf, te, de, bf, dy, c):
-            return _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x)
+            r = _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x, world=world)
+            return r + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
 
         _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact),
                            (t_model, t_terms, *t_rest[:-1]))
@@ -242,6 +276,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
 
     def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step):
         r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True)
+        r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
         gm, cc, _ = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
         return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
 
@@ -275,7 +310,7 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
     if contact is not None and isinstance(contact.body_a, np.ndarray) and isinstance(contact.body_b, np.ndarray):
         bodies = (tuple(int(b) for b in contact.body_a), tuple(int(b) for b in contact.body_b))
         contact = contact._replace(body_a=None, body_b=None)
-    if constraints is not None and constraints.plan.empty:
+    if constraints is not None and constraints.empty:
         constraints = None
     if constraints is not None and dt is None:
         raise ValueError("dense_accelerations: constraints need the step's dt")

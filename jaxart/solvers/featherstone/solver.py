@@ -8,8 +8,10 @@ FREE/D6
 DISTANCE                                    ✓ as FREE; finite distance limits as a penalty with the
                                               first DOF's ``limit_ke/kd`` (✗ if both are 0: hard limit)
 loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
-                                              FREE/DISTANCE; ✗ with drives or finite limits);
-                                              ``ignore_loop_joints=True`` skips them
+                                              FREE/DISTANCE); ``ignore_loop_joints=True`` skips them
+loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
+springs, damping, friction                    DISTANCE: distance limits; ✗ ACCELERATION drives, drives
+                                              on loop FREE/DISTANCE joints, limits on loop FREE joints
 equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`);
                                               the traced ``enabled`` flags gate them at run time
                                               (no recompile; a model with any such constraint takes
@@ -61,6 +63,17 @@ its Schur complement with the Cholesky factor of ``A`` (``R`` a small regularisa
 harmless). Models with rows take the dense world solve. Loop joints keep their own ``joint_q``/``joint_qd``
 (they have no coordinates in the reduced system).
 
+Loop joints' free axes (:mod:`jaxart.dynamics.loop_axes`): each free axis of a loop-closing REVOLUTE,
+PRISMATIC, BALL or D6 joint gets its coordinate measured from the anchor frames (the tree joint's
+coordinate of the same relative pose) and a Jacobian row ``J`` (its rate ``J q̇``); the tree's per-DOF
+law then gives its force (drive with effort limit, penalty limits that switch the drive off, spring,
+damping, friction), entering the solve as ``Jᵀ f`` with the implicit part ``Jᵀ (armature + k dt² + c dt) J``
+in the matrix and the coordinate's acceleration ``J q̈ + J̇ q̇`` — the same implicit law as on a tree joint.
+Loop DISTANCE joints carry their anchor-distance limits this way. Only loop joints with such a term (a
+target mode other than ``NONE``, finite limits, or nonzero armature/stiffness/damping/friction; every loop
+joint when the model is traced) get the axis terms; their ``joint_f``/``joint_act`` entries are then
+generalized forces along these axes (use ``JointTargetMode.EFFORT`` for pure forces).
+
 Drive modes: ``NONE``/``EFFORT`` apply no PD force; ``POSITION`` uses ``ke (q* − q) + kd (q̇* − q̇)``;
 ``VELOCITY`` uses ``kd (q̇* − q̇)``; ``POSITION_VELOCITY`` both.
 
@@ -81,6 +94,7 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.constraint_rows import constraint_plan
 from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.loop_axes import loop_axis_plan
 from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
@@ -129,7 +143,7 @@ class SolverFeatherstone(SolverBase):
     Raises:
         ValueError: Disabled tree joints, or bad options.
         NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``; loop-closing
-            joints with drives or finite limits.
+            joints with ACCELERATION drives; drives on loop-closing FREE/DISTANCE joints, limits on loop FREE joints.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
@@ -166,7 +180,8 @@ class SolverFeatherstone(SolverBase):
             raise ValueError("SolverFeatherstone: update_mass_matrix_interval must be 1 (the mass matrix is "
                              "recomputed every step)")
         _validate(model)
-        constraint_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop joints
+        constraint_plan(model, ignore_loop_joints=ignore_loop_joints)
+        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop-joint terms
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive
@@ -216,9 +231,9 @@ class SolverFeatherstone(SolverBase):
 
     def _constraints(self) -> Constraints | None:
         plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
-        if plan.empty:
-            return None
-        return Constraints(plan, self.constraint_stabilization, self.constraint_regularization)
+        axes = loop_axis_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
+        out = Constraints(plan, self.constraint_stabilization, self.constraint_regularization, axes)
+        return None if out.empty else out
 
 
 def _validate(model: Model) -> None:

@@ -27,6 +27,7 @@ from jaxart.dynamics.drive_inertia import drive_inertia_from_base
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.loop_axes import fold_loop_bias, loop_coordinates_from_base
 from jaxart.dynamics.tendons import tendon_forces
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
@@ -80,7 +81,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
                        limit_impulse=not drive_limits_are_forces)
         lane_rows = ()
-        if constraints is not None and constraints.plan.empty:
+        if constraints is not None and constraints.empty:
             constraints = None
         if (dof_static(model.topology).dist_joint.size or acceleration_dofs(model.topology).any()
                 or (rows is not None and bodies is None) or constraints):
@@ -117,8 +118,13 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
     m_eff = drive_inertia_from_base(model, joint_q, base_q) if acceleration_dofs(model.topology).any() else None
-    f0, diag, dyad = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
+    q_f, qd_f, bias = joint_q, joint_qd, None
+    if constraints is not None and constraints.has_axes:  # loop joints' measured coordinates for their joint terms
+        q_f, qd_f, bias = loop_coordinates_from_base(model, joint_q, joint_qd, base_q, constraints.axes)
+    f0, diag, dyad = joint_forces(model, control, q_f, qd_f, dt, implicit=implicit, friction_eps=friction_eps,
                                   drive_inertia=m_eff, limit_impulse=limit_impulse)
+    if bias is not None:
+        f0 = fold_loop_bias(constraints.axes, f0, model.joint_armature + diag, dyad, bias)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
     if dyad is None and contact is None and constraints is None:  # every implicit term is diagonal: O(n) ABA
         qdd = aba_from_base(*args)
