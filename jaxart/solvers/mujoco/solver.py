@@ -30,6 +30,8 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         trajectories agree with C to ~1e-4 rather than round-off.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
                         springlength and range (:mod:`jaxart.solvers.mujoco.tendons`).
+ACCELERATION drives     ✗ NotImplementedError naming the joints (gains scale with the
+                        configuration-dependent effective inertia; SolverFeatherstone only).
 ======================  =====================================================================
 """
 
@@ -43,6 +45,7 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
+from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
@@ -110,6 +113,7 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
+        reject_acceleration_drives(model, "SolverMuJoCo")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
