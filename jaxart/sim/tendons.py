@@ -116,6 +116,10 @@ def tendon_fields(builder, arr) -> dict:
         tendon_limit_upper=arr(b.tendon_limit_upper, (nt,)),
         tendon_limit_ke=arr(b.tendon_limit_ke, (nt,)),
         tendon_limit_kd=arr(b.tendon_limit_kd, (nt,)),
+        tendon_target_ke=arr(b.tendon_target_ke, (nt,)),
+        tendon_target_kd=arr(b.tendon_target_kd, (nt,)),
+        tendon_target_length=arr(b.tendon_target_length, (nt,)),
+        tendon_target_velocity=arr(b.tendon_target_velocity, (nt,)),
         tendon=topo,
     )
 
