@@ -441,7 +441,7 @@ def test_implicit_stiff_tendon_is_the_implicit_oscillator_and_never_gains_energy
 
 def test_implicit_tendon_limit_holds_a_pushed_slider():
     """A constant force pushes the slider into the tendon's lower limit (penalty ke = 1e6, explicit stable step
-    1 ms): at dt = 5 ms the implicit limit holds it at the closed-form equilibrium ``L = lower + F c / ke``; the
+    1 ms): at dt = 5 ms the implicit limit holds it at the closed-form equilibrium ``L = lower + F / (c ke)``; the
     explicit penalty diverges. The limit switches on at the start of a step, so the step of first contact may
     overshoot by at most that step's travel (as joint limits do); the next steps push it back out."""
     ke, kd, push, lower, dt, steps = 1e6, 2e3, -50.0, 0.1, 5e-3, 150
@@ -452,6 +452,6 @@ def test_implicit_tendon_limit_holds_a_pushed_slider():
     first = int(np.argmax(length < lower))
     assert first > 0 and lower - length.min() <= length[first - 1] - length[first]  # one step of travel at most
     assert np.all(length[first + 2:] > lower - 1e-3)
-    np.testing.assert_allclose(length[-1], lower + push * 2.0 / ke, atol=1e-9)
+    np.testing.assert_allclose(length[-1], lower + push / (2.0 * ke), atol=1e-9)  # c·ke·(lower − L) = −F
     q_exp, _ = _run(model, steps, dt, drive="explicit", control=control)
     assert not np.all(np.abs(q_exp) < 1e3)
