@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import jaxart
+from jaxart.dynamics import eval_tendon_actuator_forces
 from jaxart.dynamics.tendon_terms import tendon_jacobian
-from jaxart.dynamics.tendons import eval_tendon_actuator_forces
 
 _XML = """
 <mujoco>
@@ -175,6 +175,7 @@ def test_tendon_actuator_builder_and_control_validation():
     assert plain.finalize().control().tendon_f is None  # tendon-free models carry no tendon controls
 
 
+@pytest.mark.slow
 def test_implicit_tendon_actuator_step_gradient_matches_finite_differences():
     """Ten implicit steps of a two-link arm pulled by a spatial tendon's drive: d(loss)/d(tendon_f, target length,
     drive stiffness) by reverse mode through the dense solve's implicit derivative vs central differences."""

@@ -48,7 +48,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control: Control or ``None``.
         dt: Time step [s].
         angular_damping: FREE angular damping rate.
-        implicit: Implicit drives/springs/damping/limits.
+        implicit: Implicit drives/springs/damping/limits and tendon stiffness/damping (rank-one rows).
         friction_eps: Friction smoothing velocity.
         extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the explicit
             contact seam: penalty contact forces enter here, i.e. as ``Jᵀ f``).
