@@ -457,3 +457,25 @@ def test_implicit_tendon_limit_holds_a_pushed_slider():
     with pytest.warns(RuntimeWarning, match="explicit tendons"):
         q_exp, _ = _run(model, steps, dt, drive="explicit", control=control)
     assert not np.all(np.abs(q_exp) < 1e3)
+
+
+def test_tendon_jacobian_maps_joint_velocities_to_length_rates():
+    """``J q̇ = L̇`` (the rows of the implicit terms) on the chain and on a free body (COM-velocity convention)."""
+    from jaxart.dynamics.tendon_terms import tendon_jacobian
+
+    chain = _chain()[0].finalize(dtype=jnp.float64)
+    b = jaxart.ModelBuilder()
+    box = b.add_body(xform=(0.3, 0.1, -0.4, 0.0, 0.0, 0.0, 1.0), mass=0.7, inertia=np.diag([0.01, 0.02, 0.015]),
+                     com=(0.02, 0.0, 0.01))
+    b.add_tendon_spatial([(-1, (0.0, 0.0, 0.2)), (box, (0.05, 0.04, 0.03))], stiffness=40.0)
+    free = b.finalize(dtype=jnp.float64)
+    rng = np.random.default_rng(3)
+    for model in (chain, free):
+        for _ in range(2):
+            s = model.state()
+            qd = jnp.asarray(rng.uniform(-1.0, 1.0, model.joint_dof_count))
+            q = s.joint_q if model is free else jnp.asarray(rng.uniform(-0.8, 0.8, 3))
+            s = jaxart.eval_fk(model, q, qd, s)
+            rates = eval_tendon_velocities(model, s)
+            assert np.abs(rates).max() > 1e-2
+            np.testing.assert_allclose(tendon_jacobian(model, s.joint_q, s.body_q) @ qd, rates, atol=1e-12)
