@@ -108,7 +108,8 @@ def test_limit_penalty_closed_form():
 
 @pytest.mark.slow
 def test_featherstone_rollout_matches_mujoco_c_step():
-    """Featherstone (explicit tendon forces, semi-implicit Euler) vs MuJoCo C ``mj_step`` (Euler) at dt = 2e-4.
+    """Featherstone (``drive="explicit"``: explicit tendon forces, semi-implicit Euler) vs MuJoCo C ``mj_step`` (Euler)
+    at dt = 2e-4.
 
     Both are the same semi-implicit Euler scheme with explicit tendon forces (MuJoCo's Euler makes only joint
     damping implicit, and the joints have none), so 1000 steps agree to round-off; the tendons change the
@@ -118,7 +119,7 @@ def test_featherstone_rollout_matches_mujoco_c_step():
     model = model.replace(tendon_stiffness=5.0 * model.tendon_stiffness)
     notendon = _chain(tendons=False)[0].finalize(dtype=jnp.float64)
     dt, steps = 2e-4, 1000
-    solver = jaxart.solvers.SolverFeatherstone(model)
+    solver = jaxart.solvers.SolverFeatherstone(model, drive="explicit")
     mj = jaxart.solvers.SolverMuJoCo(model, integrator="euler")
     mj.mj_model.opt.timestep = dt
     state = jaxart.eval_fk(model, jnp.asarray([0.3, -0.2, 0.05]), jnp.asarray([0.5, 1.0, -0.2]), model.state())
@@ -356,9 +357,10 @@ def test_explicit_tendon_stable_step_estimate_and_warning():
     est = tendon_stable_step(model)
     np.testing.assert_allclose(est.dt, 2.0 / np.sqrt(1e4 * 4.0 / h), rtol=1e-10)
     assert "tendon 'stiff'" in est.reason
-    solver = jaxart.solvers.SolverFeatherstone(model)
+    solver = jaxart.solvers.SolverFeatherstone(model, drive="explicit")
     with pytest.warns(RuntimeWarning, match="tendons, set by the tendon 'stiff'"):
         solver.step(model.state(), None, None, 1.5 * est.dt)
+    assert "tendons" not in jaxart.solvers.SolverFeatherstone(model)._limits  # implicit tendons: no step limit
 
 
 @pytest.mark.slow
@@ -385,7 +387,8 @@ def test_spatial_tendon_on_free_body_matches_mujoco_c_step():
     for _ in range(steps):
         mujoco.mj_step(mj.mj_model, d)
     ref = mj.from_mjx_data(mj.to_mjx_data(state).replace(qpos=jnp.asarray(d.qpos), qvel=jnp.asarray(d.qvel)), state)
-    out, _ = jaxart.rollout(jaxart.solvers.SolverFeatherstone(model, angular_damping=0.0), state, None, dt=dt,
+    out, _ = jaxart.rollout(jaxart.solvers.SolverFeatherstone(model, angular_damping=0.0, drive="explicit"), state,
+                            None, dt=dt,
                             length=steps, remat=None)
     np.testing.assert_allclose(out.joint_q, ref.joint_q, atol=2e-5)
     np.testing.assert_allclose(out.joint_qd, ref.joint_qd, atol=3e-4)
@@ -393,3 +396,86 @@ def test_spatial_tendon_on_free_body_matches_mujoco_c_step():
     free, _ = jaxart.rollout(jaxart.solvers.SolverFeatherstone(slack, angular_damping=0.0), state, None, dt=dt,
                              length=steps, remat=None)
     assert np.abs(np.asarray(free.joint_q - ref.joint_q)).max() > 0.1
+
+
+def _slider(*, tendon: dict, mass: float = 2.0, q0: float = 0.1):
+    """One prismatic slider along X (no gravity) with one fixed tendon ``L = 2 q``."""
+    b = jaxart.ModelBuilder(gravity=0.0)
+    link = b.add_link(mass=mass, inertia=np.eye(3) * 0.01, lock_inertia=True)
+    j = b.add_joint_prismatic(-1, link, axis=(1, 0, 0))
+    b.add_articulation([j])
+    b.add_tendon_fixed([(j, 2.0)], label="t", **tendon)
+    b.joint_q[0] = q0
+    return b.finalize(dtype=jnp.float64)
+
+
+def _run(model, steps, dt, *, drive="implicit", control=None):
+    solver = jaxart.solvers.SolverFeatherstone(model, drive=drive)
+    controls = None if control is None else jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (steps, *x.shape)),
+                                                                   control)
+    _, traj = jaxart.rollout(solver, model.state(), controls, dt=dt, length=steps, remat=None,
+                             output_fn=lambda s: (s.joint_q[0], s.joint_qd[0]))
+    return np.asarray(traj[0]), np.asarray(traj[1])
+
+
+def test_implicit_stiff_tendon_is_the_implicit_oscillator_and_never_gains_energy():
+    """k = 1e5 on ``L = 2q`` (stable explicit step 2/√(k c²/m) = 4.5 ms) at dt = 5 ms: the implicit step is the
+    closed-form recursion ``(m + dt² k c²) q̈ = −k c (c q − L0) − dt k c² q̇``, energy never grows; explicit diverges."""
+    k, m, c, rest, dt, steps = 1e5, 2.0, 2.0, 0.0, 5e-3, 200
+    model = _slider(tendon=dict(stiffness=k, springlength=rest), mass=m)
+    q, qd = _run(model, steps, dt)
+    ref_q, ref_qd, x, v = [], [], 0.1, 0.0
+    for _ in range(steps):
+        a = (-k * c * (c * x - rest) - dt * k * c * c * v) / (m + dt * dt * k * c * c)
+        v += dt * a
+        x += dt * v
+        ref_q.append(x)
+        ref_qd.append(v)
+    np.testing.assert_allclose(q, ref_q, atol=1e-12)
+    np.testing.assert_allclose(qd, ref_qd, atol=1e-10)
+    energy = 0.5 * m * qd ** 2 + 0.5 * k * (c * q - rest) ** 2
+    assert energy[0] > 1.0 and np.all(np.diff(energy) <= 1e-12 * energy[0])
+    with pytest.warns(RuntimeWarning, match="explicit tendons"):
+        q_exp, _ = _run(model, steps, dt, drive="explicit")
+    assert not np.all(np.abs(q_exp) < 1e3)  # the explicit spring diverges at this step
+
+
+def test_implicit_tendon_limit_holds_a_pushed_slider():
+    """A constant force pushes the slider into the tendon's lower limit (penalty ke = 1e6, explicit stable step
+    1 ms): at dt = 5 ms the implicit limit holds it at the closed-form equilibrium ``L = lower + F / (c ke)``; the
+    explicit penalty diverges. The limit switches on at the start of a step, so the step of first contact may
+    overshoot by at most that step's travel (as joint limits do); the next steps push it back out."""
+    ke, kd, push, lower, dt, steps = 1e6, 2e3, -50.0, 0.1, 5e-3, 150
+    model = _slider(tendon=dict(limit_range=(lower, 1.0), limit_ke=ke, limit_kd=kd), q0=0.06)
+    control = model.control().replace(joint_f=jnp.asarray([push]))
+    q, _ = _run(model, steps, dt, control=control)
+    length = 2.0 * q
+    first = int(np.argmax(length < lower))
+    assert first > 0 and lower - length.min() <= length[first - 1] - length[first]  # one step of travel at most
+    assert np.all(length[first + 2:] > lower - 1e-3)
+    np.testing.assert_allclose(length[-1], lower + push / (2.0 * ke), atol=1e-9)  # c·ke·(lower − L) = −F
+    with pytest.warns(RuntimeWarning, match="explicit tendons"):
+        q_exp, _ = _run(model, steps, dt, drive="explicit", control=control)
+    assert not np.all(np.abs(q_exp) < 1e3)
+
+
+def test_tendon_jacobian_maps_joint_velocities_to_length_rates():
+    """``J q̇ = L̇`` (the rows of the implicit terms) on the chain and on a free body (COM-velocity convention)."""
+    from jaxart.dynamics.tendon_terms import tendon_jacobian
+
+    chain = _chain()[0].finalize(dtype=jnp.float64)
+    b = jaxart.ModelBuilder()
+    box = b.add_body(xform=(0.3, 0.1, -0.4, 0.0, 0.0, 0.0, 1.0), mass=0.7, inertia=np.diag([0.01, 0.02, 0.015]),
+                     com=(0.02, 0.0, 0.01))
+    b.add_tendon_spatial([(-1, (0.0, 0.0, 0.2)), (box, (0.05, 0.04, 0.03))], stiffness=40.0)
+    free = b.finalize(dtype=jnp.float64)
+    rng = np.random.default_rng(3)
+    for model in (chain, free):
+        for _ in range(2):
+            s = model.state()
+            qd = jnp.asarray(rng.uniform(-1.0, 1.0, model.joint_dof_count))
+            q = s.joint_q if model is free else jnp.asarray(rng.uniform(-0.8, 0.8, 3))
+            s = jaxart.eval_fk(model, q, qd, s)
+            rates = eval_tendon_velocities(model, s)
+            assert np.abs(rates).max() > 1e-2
+            np.testing.assert_allclose(tendon_jacobian(model, s.joint_q, s.body_q) @ qd, rates, atol=1e-12)

@@ -14,6 +14,7 @@ from jaxart.dynamics.jacobian import eval_jacobian
 from jaxart.dynamics.joint_wrenches import eval_body_contact_wrenches, eval_joint_solver_forces, eval_joint_wrenches
 from jaxart.dynamics.mass_matrix import eval_mass_matrix
 from jaxart.dynamics.tendons import (
+    eval_tendon_actuator_forces,
     eval_tendon_forces,
     eval_tendon_joint_forces,
     eval_tendon_lengths,
@@ -30,6 +31,7 @@ __all__ = [
     "eval_joint_solver_forces",
     "eval_joint_wrenches",
     "eval_mass_matrix",
+    "eval_tendon_actuator_forces",
     "eval_tendon_forces",
     "eval_tendon_joint_forces",
     "eval_tendon_lengths",

@@ -260,7 +260,7 @@ def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, bo
 
 
 def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None,
-                    contact=None, constraints=None, dt=None):
+                    contact=None, constraints=None, dt=None, lowrank=None):
     """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
@@ -268,7 +268,7 @@ def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extr
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
     body_q = take_rows(jnp.concatenate([base_q, ident]), slot)
     return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad,
-                               contact=contact, constraints=constraints, dt=dt)
+                               contact=contact, constraints=constraints, dt=dt, lowrank=lowrank)
 
 
 #: :func:`aba_accelerations` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.

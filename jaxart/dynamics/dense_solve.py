@@ -29,6 +29,7 @@ from jaxart.dynamics.loop_axes import LoopAxes, loop_axis_terms
 from jaxart.dynamics.mass_matrix import crba
 from jaxart.dynamics.motion import block_terms, dof_columns
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
+from jaxart.dynamics.tendon_terms import lowrank_apply, lowrank_matrix
 from jaxart.math import small
 
 
@@ -89,7 +90,7 @@ def _world_matrix(h: jnp.ndarray) -> jnp.ndarray:
     return (eye[:, None, :, None] * h[:, :, None, :]).reshape(1, a * d, a * d)
 
 
-def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x, world=False):
+def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x, world=False, lowrank=None):
     """Residual ``(H + diag(e) + Σ w wᵀ) x + C q̇ + g − Jᵀ f_ext − τ`` at block accelerations ``x``:
     one RNEA pass with ``x`` (no mass matrix). With contact rows, ``x`` and the residual are one flat
     world block ``(1, A·D)`` and the implicit contact terms are included."""
@@ -99,14 +100,16 @@ def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, 
     if dyad is not None:
         r = r + small.matvec(_dyad_blocks(model, lay, dyad), xb)
     r = r - _block_tau(model, lay, terms, joint_f, tau_extra)
+    if lowrank is not None:  # rank-one implicit tendon rows (world layout)
+        r = r.reshape(1, -1) + lowrank_apply(lay, lowrank, x.reshape(-1))[None]
     if contact is None:
-        return r.reshape(1, -1) if world else r
+        return r.reshape(1, -1) if world or lowrank is not None else r
     jac = row_jacobians(lay, terms, contact)
     r = r.reshape(-1) + contact_apply(jac, contact, x.reshape(-1)) - contact_rhs(jac, contact, terms.qd.reshape(-1))
     return r[None]
 
 
-def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, world=False):
+def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, world=False, lowrank=None):
     """Matrices ``H + diag(e) (+ w wᵀ)`` with fixed rows replaced and right-hand sides: ``(A, D, D)``/``(A, D)``
     blocks, or with contact rows one ``(1, A·D, A·D)``/``(1, A·D)`` world block with the implicit contact terms.
 
@@ -126,8 +129,10 @@ def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, wo
         h = _world_matrix(h) + contact_matrix(jac, contact)[None]
         rhs = rhs.reshape(1, -1) + contact_rhs(jac, contact, terms.qd.reshape(-1))[None]
         free = free.reshape(1, -1)
-    elif world:
+    elif world or lowrank is not None:
         h, rhs, free = _world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
+    if lowrank is not None:
+        h = h + lowrank_matrix(lay, lowrank)[None]
     return _fixed_rows(free, h), jnp.where(free, rhs, 0.0), free
 
 
@@ -220,11 +225,11 @@ def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
 def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
-                   contact, dt):
+                   contact, dt, lowrank=None):
     lay = dynamics_layout(model)
     terms = block_terms(model, joint_q, joint_qd, body_q_base)
     h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, _with_bodies(contact, bodies),
-                           world=opts is not None)
+                           world=opts is not None, lowrank=lowrank)
     h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
     if opts is None or opts.plan.empty:
         return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
@@ -246,25 +251,25 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
     The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.loop_axes`) are part of ``A`` and of the residual.
     """
-    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt = primals
+    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt, lowrank = primals
     t_model, t_q, t_qd, t_base, *t_rest = tangents
     lay = dynamics_layout(model)
     terms, t_terms = jax.jvp(block_terms, (model, joint_q, joint_qd, base), (t_model, t_q, t_qd, t_base))
     full = _with_bodies(contact, bodies)
     world = opts is not None
-    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world)
+    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world, lowrank=lowrank)
     h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
     low = cholesky(h)
     nd = model.joint_dof_count
     if opts is None or opts.plan.empty:
         x = cho_solve(low, rhs)
 
-        def residual(m, t, jf, te, de, bf, dy, c):
-            r = _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x, world=world)
+        def residual(m, t, jf, te, de, bf, dy, c, lr):
+            r = _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x, world=world, lowrank=lr)
             return r + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
 
-        _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact),
-                           (t_model, t_terms, *t_rest[:-1]))
+        _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, lowrank),
+                           (t_model, t_terms, *t_rest[:-2], t_rest[-1]))
         x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
                                         lambda _, r: cho_solve(low, r), symmetric=True)
         return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
@@ -274,14 +279,14 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     r_diag = fac[1]
     x, mu = _schur_solve(low, g_mat, fac, rhs, c)
 
-    def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step):
-        r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True)
+    def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step, lr):
+        r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True, lowrank=lr)
         r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
         gm, cc, _ = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
         return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
 
     _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,
-                                             contact, dt), (t_model, t_terms, t_q, t_base, *t_rest))
+                                             contact, dt, lowrank), (t_model, t_terms, t_q, t_base, *t_rest))
 
     def matvec(v):
         vx, vm = v
@@ -293,7 +298,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
 
 
 def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad=None,
-                        contact=None, constraints: Constraints | None = None, dt=None):
+                        contact=None, constraints: Constraints | None = None, dt=None, lowrank=None):
     """The same accelerations by CRBA + RNEA and a dense per-articulation Cholesky solve.
 
     Arguments as :data:`~jaxart.dynamics.aba.aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
@@ -302,7 +307,9 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
     :mod:`jaxart.dynamics.contact_terms` (the articulation blocks are then solved as one world system, so
     contacts between articulations couple them). ``constraints`` (:class:`Constraints`, with the step's
     ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.constraint_rows` as hard constraints on the
-    end-of-step velocity (a saddle-point solve by the Schur complement, one world system). Derivatives are
+    end-of-step velocity (a saddle-point solve by the Schur complement, one world system). ``lowrank``
+    ``(J (k, nd), w (k,))`` adds ``Σ_k w_k J_kᵀ J_k`` (implicit tendons, :mod:`jaxart.dynamics.tendon_terms`;
+    one world system). Derivatives are
     implicit (see :func:`_accelerations_jvp`): one RNEA linearisation and two triangular solves with the
     primal factor, instead of differentiating ``H``.
     """
@@ -316,4 +323,4 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
         raise ValueError("dense_accelerations: constraints need the step's dt")
     dt = jnp.zeros((), joint_q.dtype) if dt is None else jnp.asarray(dt, joint_q.dtype)
     return _accelerations(bodies, constraints, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra,
-                          body_f, dyad, contact, dt)
+                          body_f, dyad, contact, dt, lowrank)

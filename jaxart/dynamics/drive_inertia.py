@@ -22,7 +22,7 @@ from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import scatter_dofs
 from jaxart.kinematics.fk import base_bodies
 
-__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base"]
+__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base", "reject_acceleration_drives"]
 
 
 def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarray:
@@ -52,3 +52,31 @@ def drive_inertia_from_base(model, joint_q: jnp.ndarray, base_q: jnp.ndarray) ->
     slot[base] = np.arange(len(base))
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
     return drive_inertia(model, joint_q, jnp.concatenate([base_q, ident])[slot])
+
+
+def reject_acceleration_drives(model, solver: str) -> None:
+    """Raise ``NotImplementedError`` naming the joints whose DOFs have an active ``ACCELERATION`` drive.
+
+    Solvers without the joint-space effective inertia (:class:`~jaxart.solvers.SolverXPBD`,
+    :class:`~jaxart.solvers.SolverSemiImplicit`, :class:`~jaxart.solvers.SolverMuJoCo`) call this instead of
+    reading the acceleration gains [1/s², 1/s] as force gains. DOFs whose ``joint_target_mode`` is ``NONE`` or
+    ``EFFORT`` apply no PD force and pass.
+
+    Args:
+        model: The model.
+        solver: Solver class name for the message.
+    """
+    from jaxart.sim.enums import JointTargetMode
+
+    topo = model.topology
+    accel = acceleration_dofs(topo)
+    if not accel.any():
+        return
+    mode = np.asarray(topo.joint_target_mode.array)
+    active = accel & ~np.isin(mode, (int(JointTargetMode.NONE), int(JointTargetMode.EFFORT)))
+    qd_start = np.asarray(topo.joint_qd_start.array)
+    joints = [topo.joint_label[j] for j in range(topo.joint_count) if active[qd_start[j]:qd_start[j + 1]].any()]
+    if joints:
+        raise NotImplementedError(f"{solver}: joints {joints[:5]} have ACCELERATION drives (JointDriveType."
+                                  "ACCELERATION), which only SolverFeatherstone scales by the effective joint "
+                                  "inertia; use SolverFeatherstone or JointDriveType.FORCE")

@@ -16,6 +16,11 @@ one-sided penalty limit ``f_limit = ke (lower − L) − kd L̇`` while ``L < lo
 ``ke (upper − L) − kd L̇`` while ``L > upper``), the form of jaxart's joint limits. MuJoCo enforces
 tendon ranges as soft constraints instead (``SolverMuJoCo`` maps ``ke``/``kd`` to ``solref_limit =
 (−ke, −kd)`` as for joints; the two agree only approximately, through MuJoCo's impedance).
+
+A tendon's actuator adds ``f_act = tendon_f + ke_t (L* − L) + kd_t (L̇* − L̇)`` (``Control.tendon_f``,
+``tendon_target_length``/``velocity``; gains ``Model.tendon_target_ke/kd``). ``SolverFeatherstone`` applies all
+of it implicitly by default (the stiffness and damping at the end-of-step length and rate,
+:mod:`jaxart.dynamics.tendon_terms`), explicitly with ``drive="explicit"``.
 """
 
 from __future__ import annotations
@@ -104,14 +109,71 @@ def tendon_scalar_forces(model: Model, length, speed):
     return spring - d * speed + limit
 
 
+def tendon_controls(model: Model, control) -> tuple:
+    """``(tendon_f, target_length, target_velocity)`` of ``control`` (``None`` fields: zero / model defaults)."""
+    f = None if control is None else control.tendon_f
+    length = None if control is None else control.tendon_target_length
+    vel = None if control is None else control.tendon_target_velocity
+    return (jnp.zeros_like(model.tendon_stiffness) if f is None else f,
+            model.tendon_target_length if length is None else length,
+            model.tendon_target_velocity if vel is None else vel)
+
+
+def tendon_actuator_forces(model: Model, control, length, speed):
+    """Scalar tendon actuator forces ``tendon_f + ke (L* − L) + kd (L̇* − L̇)`` [N] (positive lengthens)."""
+    f, target, target_vel = tendon_controls(model, control)
+    return f + model.tendon_target_ke * (target - length) + model.tendon_target_kd * (target_vel - speed)
+
+
+def _tendon_gains(model: Model, length):
+    """``(K, D)``: the active stiffness ``−∂f/∂L`` and damping ``−∂f/∂L̇`` of each tendon (spring outside its
+    dead band, penalty limit while violated, actuator drive)."""
+    low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
+    spring = jnp.where((length > high) | (length < low), model.tendon_stiffness, 0.0)
+    active = (length < model.tendon_limit_lower) | (length > model.tendon_limit_upper)
+    k = spring + jnp.where(active, model.tendon_limit_ke, 0.0) + model.tendon_target_ke
+    d = model.tendon_damping + jnp.where(active, model.tendon_limit_kd, 0.0) + model.tendon_target_kd
+    return k, d
+
+
+def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd, dt, *, implicit: bool):
+    """Tendon loads of one :class:`~jaxart.solvers.SolverFeatherstone` step (passive forces and actuators).
+
+    Args:
+        model: The model.
+        control: Control (``tendon_f`` and drive targets) or ``None``.
+        joint_q, joint_qd, body_q, body_qd: The step's starting state.
+        dt: Time step [s].
+        implicit: Linearise the forces at the end of the step (:mod:`jaxart.dynamics.tendon_terms`).
+
+    Returns:
+        ``(joint_f (nd,), body_f (nb, 6), lowrank)``: loads of the forces ``f − K dt L̇`` (explicit: ``f``) and,
+        when implicit, the rank-one rows ``(J (nten, nd), w (nten,))`` with ``w = D dt + K dt²`` for the
+        joint-space matrix (``None`` when explicit).
+    """
+    from jaxart.dynamics.tendon_terms import tendon_jacobian
+
+    length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
+    f = tendon_scalar_forces(model, length, speed) + tendon_actuator_forces(model, control, length, speed)
+    if not implicit:
+        return (*_loads(model, f, u, arm), None)
+    k, d = _tendon_gains(model, length)
+    joint_f, body_f = _loads(model, f - k * dt * speed, u, arm)
+    return joint_f, body_f, (tendon_jacobian(model, joint_q, body_q), d * dt + k * dt * dt)
+
+
 def tendon_forces(model: Model, joint_q, joint_qd, body_q, body_qd):
-    """Tendon loads for a step: ``(joint_f (nd,), body_f (nb, 6))`` to add to the controls / wrenches.
+    """Passive tendon loads: ``(joint_f (nd,), body_f (nb, 6))`` to add to the controls / wrenches.
 
     ``joint_f`` holds the FIXED tendons' generalized forces (scalar joints, so it is also the
     ``Control.joint_f`` convention); ``body_f`` the SPATIAL tendons' world wrenches ``(f, τ about COM)``.
     """
     length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
-    f = tendon_scalar_forces(model, length, speed)
+    return _loads(model, tendon_scalar_forces(model, length, speed), u, arm)
+
+
+def _loads(model: Model, f, u, arm):
+    """Joint forces and body wrenches of the scalar tendon forces ``f`` (see :func:`tendon_forces`)."""
     dtype = f.dtype
     joint_f = jnp.zeros((model.joint_dof_count,), dtype)
     _, di, ten = _fixed_entries(model)
@@ -169,24 +231,38 @@ def eval_tendon_joint_forces(model: Model, state: State) -> jax.Array:
     return joint_f - eval_generalized_external_force(model, state, body_f=body_f)
 
 
+def eval_tendon_actuator_forces(model: Model, state: State, control=None) -> jax.Array:
+    """``(tendon_count,)`` tendon actuator forces [N] ``tendon_f + ke (L* − L) + kd (L̇* − L̇)`` (positive
+    lengthens; MuJoCo's ``actuator_force`` of a gear-1 tendon actuator); ``control=None``: the model defaults."""
+    _check("eval_tendon_actuator_forces", model, state)
+    length, speed, _, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+    return tendon_actuator_forces(model, control, length, speed)
+
+
 def resolve_springlength(model: Model) -> Model:
-    """Replace ``(-1, -1)`` spring lengths by the tendon lengths in the model's initial configuration."""
+    """Replace ``(-1, -1)`` spring lengths and NaN (``None``) drive target lengths by the tendon lengths in the
+    model's initial configuration."""
     from jaxart.kinematics import eval_fk
 
     rest = np.asarray(model.tendon_springlength)
-    unset = (rest == -1.0).all(axis=-1)
-    if not unset.any():
+    target = np.asarray(model.tendon_target_length)
+    unset, unset_target = (rest == -1.0).all(axis=-1), np.isnan(target)
+    if not (unset.any() or unset_target.any()):
         return model
     state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
     length = np.asarray(_kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0])
     rest = np.where(unset[:, None], length[:, None], rest)
-    return model.replace(tendon_springlength=jnp.asarray(rest, model.tendon_springlength.dtype))
+    target = np.where(unset_target, length, target)
+    return model.replace(tendon_springlength=jnp.asarray(rest, model.tendon_springlength.dtype),
+                         tendon_target_length=jnp.asarray(target, model.tendon_target_length.dtype))
 
 
 def tendon_stable_step(model: Model):
-    """Stable step of the explicit tendon springs (``SolverFeatherstone``'s warning; ``None`` when unknown).
+    """Stable step of the explicit tendon springs (``SolverFeatherstone(drive="explicit")``'s warning; ``None`` when
+    unknown).
 
-    Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``; damping likewise) acts on the effective
+    Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``, plus the actuator's ``target_ke``;
+    damping likewise) acts on the effective
     mass ``1 / (J H⁻¹ Jᵀ)`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
     armature), checked with :func:`~jaxart.solvers.stability.oscillator_stable_step`.
     """
@@ -201,7 +277,8 @@ def tendon_stable_step(model: Model):
     try:
         with jax.ensure_compile_time_eval():
             gains = [np.asarray(getattr(model, f"tendon_{f}"), float)
-                     for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper")]
+                     for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper",
+                               "target_ke", "target_kd")]
             state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
             h = np.asarray(eval_mass_matrix(model, state, include_armature=True))
 
@@ -223,8 +300,8 @@ def tendon_stable_step(model: Model):
         if inv_m[k] <= 0.0:
             continue
         limited = gains[4][k] > -1e10 or gains[5][k] < 1e10
-        stiff = max(gains[0][k], gains[1][k] if limited else 0.0)
-        damp = max(gains[2][k], gains[3][k] if limited else 0.0)
+        stiff = max(gains[0][k], gains[1][k] if limited else 0.0) + gains[6][k]
+        damp = max(gains[2][k], gains[3][k] if limited else 0.0) + gains[7][k]
         step = StableStep(oscillator_stable_step(stiff, damp, 1.0 / inv_m[k]),
                           f"tendon {t.tendon_label[k]!r} (stiffness {stiff:.3g}, damping {damp:.3g} on effective "
                           f"mass {1.0 / inv_m[k]:.3g})")

@@ -28,7 +28,8 @@ hfield assets                 ``Heightfield`` shapes for world-body hfield geoms
 contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
                               solref/margin differing from the shapes' are reported) / filter pairs
 equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
-tendon fixed / spatial        FIXED / SPATIAL tendons (site paths; :mod:`jaxart.io.mjcf_tendons`)
+tendon fixed / spatial        FIXED / SPATIAL tendons (site paths; :mod:`jaxart.io.mjcf_tendons`); servos on
+                              tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================

@@ -6,6 +6,12 @@ representable. With gear ``g`` a position servo produces the joint force
 ``g·(kp·(u − g q) − kv·g q̇)``; jaxart's drive ``ke (q_t − q) − kd q̇`` reproduces it with
 ``ke = kp g²``, ``kd = kv g²``, ``q_t = u/g``. Everything else is returned as a list of
 human-readable issues for the importer's single warning.
+
+Actuators on a tendon (``trntype`` tendon) are collected per tendon by :func:`map_tendon_actuators` with the
+same classification: a servo becomes the tendon's drive (``target_ke = kp g²``, ``target_kd = kv g²``,
+``target_length = u/g``; :mod:`jaxart.io.mjcf_tendons`), a motor needs nothing in the model (its force
+``gain·gear·ctrl`` is ``Control.tendon_f``). Force/control ranges of tendon actuators are reported (jaxart's
+tendon actuators have no effort limit).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from jaxart.sim.enums import JointTargetMode
 
 _HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 _JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+_TENDON_TRN = int(mujoco.mjtTrn.mjTRN_TENDON)
 _FILTERS = (int(mujoco.mjtDyn.mjDYN_FILTER), int(mujoco.mjtDyn.mjDYN_FILTEREXACT))
 
 
@@ -115,8 +122,10 @@ def map_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
         name = _name(m, a)
         trn = int(m.actuator_trntype[a])
         jnt = int(m.actuator_trnid[a, 0])
+        if trn == _TENDON_TRN:  # map_tendon_actuators
+            continue
         if trn not in _JOINT_TRN or int(m.jnt_type[jnt]) not in _HINGE_SLIDE:
-            what = "a ball/free joint" if trn in _JOINT_TRN else f"transmission type {trn} (tendon/site/body/crank)"
+            what = "a ball/free joint" if trn in _JOINT_TRN else f"transmission type {trn} (site/body/crank)"
             issues.append(f"actuator {name!r} on {what}")
             continue
         drive, issue = _classify(m, a)
@@ -133,4 +142,45 @@ def map_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
                 continue
             drive = merged
         drives[dof] = drive
+    return drives, issues
+
+
+def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
+    """Collect drive settings per MuJoCo tendon from the actuators with a tendon transmission.
+
+    Args:
+        m: Compiled ``mujoco.MjModel``.
+
+    Returns:
+        ``(drives, issues)``: drives keyed by MuJoCo tendon id (``ke``/``kd``/``target_q`` are the tendon's
+        ``target_ke``/``target_kd``/``target_length``; ``EFFORT`` for motors), and the actuators that could
+        not be represented or were approximated.
+    """
+    drives: dict[int, DofDrive] = {}
+    issues: list[str] = []
+    for a in range(m.nu):
+        if int(m.actuator_trntype[a]) != _TENDON_TRN:
+            continue
+        name = _name(m, a)
+        ten = int(m.actuator_trnid[a, 0])
+        drive, issue = _classify(m, a)
+        if issue:
+            issues.append(issue)
+        if drive is None:
+            continue
+        if np.isfinite(drive.effort_limit):
+            issues.append(f"actuator {name!r}: force/control range on a tendon actuator (not applied)")
+        if drive.mode == JointTargetMode.EFFORT:
+            drive = DofDrive(JointTargetMode.EFFORT, names=(name,))
+        old = drives.get(ten)
+        if old is not None and JointTargetMode.EFFORT in (old.mode, drive.mode):
+            drive = old if drive.mode == JointTargetMode.EFFORT else drive  # a motor adds only Control.tendon_f
+        elif old is not None:
+            merged = _merge(old, drive)
+            if merged is None:
+                issues.append(f"actuator {name!r}: tendon {m.tendon(ten).name or ten!r} already driven by "
+                              f"{old.names}; ignored")
+                continue
+            drive = merged
+        drives[ten] = drive
     return drives, issues

@@ -6,6 +6,8 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``<fixed>``: each ``<joint joint= coef=>`` entry → ``(joint, coef)`` (hinge/slide joints imported as
   scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
 * ``<spatial>`` through ``<site>`` entries only → the sites' positions on their (jaxart) bodies.
+* Actuators on the tendon (:func:`~jaxart.io.mjcf_actuators.map_tendon_actuators`): position / velocity servos
+  → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``.
 * ``stiffness``, ``damping``, ``springlength`` (the compiled ``tendon_lengthspring``, so ``-1`` is
   already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
   ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
@@ -20,8 +22,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from jaxart.io.mjcf_actuators import map_tendon_actuators
 from jaxart.io.mjcf_math import pose, solref_gains
 from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
+from jaxart.sim.enums import JointTargetMode
 
 _JOINT, _SITE = int(mujoco.mjtWrap.mjWRAP_JOINT), int(mujoco.mjtWrap.mjWRAP_SITE)
 
@@ -50,11 +54,13 @@ def _skipped(m, i: int) -> str | None:
 
 def tendon_issues(m) -> list[str]:
     """Tendon features jaxart cannot represent (for the importer's warning)."""
-    out = []
+    drives, out = map_tendon_actuators(m)
     for i in range(m.ntendon):
         skip = _skipped(m, i)
         if skip:
             out.append(skip)
+            if i in drives:
+                out.append(f"tendon {_name(m, i)!r}: actuators {drives[i].names} dropped with the tendon")
             continue
         for what, value in (("frictionloss", m.tendon_frictionloss[i]), ("armature", m.tendon_armature[i]),
                             ("margin", m.tendon_margin[i])):
@@ -79,6 +85,7 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
         ``{MuJoCo name or "#<id>": tendon index}`` of the imported tendons.
     """
     out: dict[str, int] = {}
+    drives, _ = map_tendon_actuators(m)
     for i in range(m.ntendon):
         if _skipped(m, i):
             continue
@@ -90,7 +97,7 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
                   stiffness=float(np.ravel(m.tendon_stiffness[i])[0]), damping=float(np.ravel(m.tendon_damping[i])[0]),
                   springlength=np.asarray(m.tendon_lengthspring[i], np.float64), limited=limited,
                   limit_range=np.asarray(m.tendon_range[i], np.float64) if limited else (0.0, 0.0),
-                  limit_ke=ke, limit_kd=kd)
+                  limit_ke=ke, limit_kd=kd, **_drive_kwargs(drives.get(i)))
         if _wraps(m, i)[0] == _JOINT:
             pairs = [(refs.scalar_joint(builder, m, int(m.wrap_objid[adr + k]), f"tendon {_name(m, i)!r}")[0],
                       float(m.wrap_prm[adr + k])) for k in range(num)]
@@ -103,3 +110,11 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
                 path.append((b, x[:3]))
             out[_name(m, i)] = builder.add_tendon_spatial(path, **kw)
     return out
+
+
+def _drive_kwargs(drive) -> dict:
+    """Builder ``target_*`` arguments of a tendon's imported servo (none for motors or no actuator)."""
+    if drive is None:
+        return {}
+    pos = drive.mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY)
+    return dict(target_ke=drive.ke, target_kd=drive.kd, target_length=drive.target_q if pos else None)

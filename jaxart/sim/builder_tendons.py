@@ -3,7 +3,10 @@
 Names follow Newton 1.8's MuJoCo authoring helpers (``newton.solvers.mujoco.add_tendon_fixed`` /
 ``add_tendon_spatial``: ``stiffness``, ``damping``, ``springlength``, ``limited``, ``limit_range``), as
 builder methods. ``limit_ke``/``limit_kd`` are jaxart's penalty gains of the length limit (PhysX's
-``limitStiffness`` and a damping), like ``joint_limit_ke/kd``. See :mod:`jaxart.sim.tendons` for the
+``limitStiffness`` and a damping), like ``joint_limit_ke/kd``. ``target_ke``/``target_kd``/``target_length``/
+``target_velocity`` configure the tendon's actuator (a drive along the tendon, like a joint's ``target_ke/kd``;
+MuJoCo's ``<position/velocity tendon=…>``, PhysX's tendon stiffness/damping toward a target length); its
+feed-forward force is ``Control.tendon_f``. See :mod:`jaxart.sim.tendons` for the
 lengths and :mod:`jaxart.dynamics.tendons` for the forces.
 """
 
@@ -60,6 +63,10 @@ class TendonBuilderMixin:
         self.tendon_limit_upper: list[float] = []
         self.tendon_limit_ke: list[float] = []
         self.tendon_limit_kd: list[float] = []
+        self.tendon_target_ke: list[float] = []
+        self.tendon_target_kd: list[float] = []
+        self.tendon_target_length: list[float] = []  # NaN (None): the initial length, resolved by finalize
+        self.tendon_target_velocity: list[float] = []
         self.tendon_label: list[str] = []
 
     @property
@@ -70,8 +77,9 @@ class TendonBuilderMixin:
     def add_tendon_fixed(self, joints: Sequence, coefficients: Sequence[float] | None = None, *,
                          label: str | None = None, stiffness: float = 0.0, damping: float = 0.0,
                          springlength=(-1.0, -1.0), limited: bool | str = "auto", limit_range=(0.0, 0.0),
-                         limit_ke: float | None = None, limit_kd: float | None = None, frictionloss: float = 0.0,
-                         armature: float = 0.0, margin: float = 0.0) -> int:
+                         limit_ke: float | None = None, limit_kd: float | None = None, target_ke: float = 0.0,
+                         target_kd: float = 0.0, target_length: float | None = None, target_velocity: float = 0.0,
+                         frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
         """Add a fixed tendon ``L = Σ c_k q(joint_k)`` (MuJoCo ``<fixed>``, PhysX fixed tendon).
 
         Args:
@@ -87,6 +95,10 @@ class TendonBuilderMixin:
             limit_range: ``(lower, upper)`` length limits [m].
             limit_ke: Limit penalty stiffness [N/m] (default ``default_joint_cfg.limit_ke``).
             limit_kd: Limit penalty damping [N·s/m] (default ``default_joint_cfg.limit_kd``).
+            target_ke: Actuator (drive) stiffness [N/m] toward ``Control.tendon_target_length``.
+            target_kd: Actuator damping [N·s/m] toward ``Control.tendon_target_velocity``.
+            target_length: Default target length [m] (``None``: the initial length).
+            target_velocity: Default target length rate [m/s].
             frictionloss: Must be 0 (tendon friction is not supported).
             armature: Must be 0 (tendon armature is not supported).
             margin: Must be 0 (limit margins are not supported).
@@ -116,14 +128,16 @@ class TendonBuilderMixin:
         coefs = [as_float(c, f"{what}: coefficient of joint {j}") for j, c in pairs]
         self._append_tendon(TendonType.FIXED, name, what, (js, coefs, [], []), stiffness=stiffness, damping=damping,
                             springlength=springlength, limited=limited, limit_range=limit_range, limit_ke=limit_ke,
-                            limit_kd=limit_kd, unsupported=dict(frictionloss=frictionloss, armature=armature,
-                                                                margin=margin))
+                            limit_kd=limit_kd, drive=(target_ke, target_kd, target_length, target_velocity),
+                            unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
     def add_tendon_spatial(self, path: Sequence, *, label: str | None = None, stiffness: float = 0.0,
                            damping: float = 0.0, springlength=(-1.0, -1.0), limited: bool | str = "auto",
                            limit_range=(0.0, 0.0), limit_ke: float | None = None, limit_kd: float | None = None,
-                           frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
+                           target_ke: float = 0.0, target_kd: float = 0.0, target_length: float | None = None,
+                           target_velocity: float = 0.0, frictionloss: float = 0.0, armature: float = 0.0,
+                           margin: float = 0.0) -> int:
         """Add a spatial tendon through points fixed on bodies (MuJoCo ``<spatial>`` through sites).
 
         ``L = Σ_i |p_{i+1} − p_i|`` with the points in world coordinates; the tension ``f`` pulls each
@@ -134,8 +148,9 @@ class TendonBuilderMixin:
                 body, copied when the tendon is added) or a ``(body, local_point)`` pair (``body`` −1 = world,
                 point [m] in the body frame).
                 :class:`TendonWrapGeom` and :class:`TendonWrapPulley` raise ``NotImplementedError``.
-            label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, frictionloss,
-            armature, margin: As in :meth:`add_tendon_fixed`.
+            label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, target_ke,
+            target_kd, target_length, target_velocity, frictionloss, armature, margin: As in
+            :meth:`add_tendon_fixed`.
 
         Returns:
             The tendon index.
@@ -154,6 +169,7 @@ class TendonBuilderMixin:
         self._append_tendon(TendonType.SPATIAL, name, what, ([], [], bodies, points), stiffness=stiffness,
                             damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
                             limit_ke=limit_ke, limit_kd=limit_kd,
+                            drive=(target_ke, target_kd, target_length, target_velocity),
                             unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
@@ -175,7 +191,7 @@ class TendonBuilderMixin:
         return int(entry[0]), as_vec3(entry[1], f"{what}: local_point")
 
     def _append_tendon(self, kind: TendonType, name: str, what: str, entries: tuple, *, stiffness, damping,
-                       springlength, limited, limit_range, limit_ke, limit_kd, unsupported: dict) -> None:
+                       springlength, limited, limit_range, limit_ke, limit_kd, drive: tuple, unsupported: dict) -> None:
         for key, value in unsupported.items():
             if as_float(value, f"{what}: {key}") != 0.0:
                 raise NotImplementedError(f"{what}: {key}={value} is not supported by jaxart tendons (use 0)")
@@ -186,6 +202,11 @@ class TendonBuilderMixin:
         cfg = self.default_joint_cfg
         lke = as_float(cfg.limit_ke if limit_ke is None else limit_ke, f"{what}: limit_ke", nonneg=True)
         lkd = as_float(cfg.limit_kd if limit_kd is None else limit_kd, f"{what}: limit_kd", nonneg=True)
+        tke, tkd, tlen, tvel = drive
+        tke = as_float(tke, f"{what}: target_ke", nonneg=True)
+        tkd = as_float(tkd, f"{what}: target_kd", nonneg=True)
+        tlen = np.nan if tlen is None else as_float(tlen, f"{what}: target_length")  # NaN: resolved by finalize
+        tvel = as_float(tvel, f"{what}: target_velocity")
         js, coefs, bodies, points = entries
         self.tendon_type.append(int(kind))
         self.tendon_joints.append(js)
@@ -199,6 +220,10 @@ class TendonBuilderMixin:
         self.tendon_limit_upper.append(hi)
         self.tendon_limit_ke.append(lke)
         self.tendon_limit_kd.append(lkd)
+        self.tendon_target_ke.append(tke)
+        self.tendon_target_kd.append(tkd)
+        self.tendon_target_length.append(tlen)
+        self.tendon_target_velocity.append(tvel)
         self.tendon_label.append(name)
 
     def _merge_tendons(self, src, body_offset: int, joint_offset: int, prefix: str | None,
@@ -217,7 +242,8 @@ class TendonBuilderMixin:
             self.tendon_joint_coefs.append(list(src.tendon_joint_coefs[k]))
             self.tendon_attachment_bodies.append(bodies)
             self.tendon_attachment_points.append(points)
-            for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd"):
+            for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd", "target_ke",
+                         "target_kd", "target_length", "target_velocity"):
                 getattr(self, f"tendon_{name}").append(getattr(src, f"tendon_{name}")[k])
             self.tendon_springlength.append(src.tendon_springlength[k].copy())
             self.tendon_label.append(new)

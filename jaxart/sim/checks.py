@@ -84,10 +84,12 @@ def check_control(model, control, what: str, *, lead: tuple[int, ...] = ()) -> N
     if not isinstance(control, Control):
         raise TypeError(f"{what} must be None or a jaxart.Control (from model.control()), got "
                         f"{type(control).__name__}")
-    nc, nd = model.joint_coord_count, model.joint_dof_count
+    nc, nd, nt = model.joint_coord_count, model.joint_dof_count, model.tendon.tendon_count
     for name, shape in (("joint_f", (nd,)), ("joint_target_q", (nc,)), ("joint_target_qd", (nd,)),
                         ("joint_act", (nd,))):
         check_array(getattr(control, name), (*lead, *shape), f"{what}.{name}", kind="real")
+    for name in ("tendon_f", "tendon_target_length", "tendon_target_velocity"):  # None: zero / model defaults
+        check_optional(getattr(control, name), (*lead, nt), f"{what}.{name}")
 
 
 def check_contacts(contacts, what: str) -> None:

@@ -73,13 +73,6 @@ class EqualityTopology(StaticRecord):
         """Whether the model has any equality or mimic constraint (enabled or not)."""
         return bool(self.equality_constraint_count or self.constraint_mimic_count)
 
-    def get(self, name: str):
-        """Newton-named view: numpy arrays for index/flag fields, lists for labels, ints for counts."""
-        value = getattr(self, name)
-        if isinstance(value, StaticArray):
-            return np.asarray(value)
-        return list(value) if isinstance(value, tuple) else value
-
 
 def equality_fields(builder, arr) -> dict:
     """``Model`` constructor arguments for the builder's constraints.

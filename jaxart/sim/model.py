@@ -64,16 +64,32 @@ class Control:
             (quaternions for BALL/FREE), indexed by ``joint_q_start``.
         joint_target_qd: ``(joint_dof_count,)`` velocity targets [m/s or rad/s].
         joint_act: ``(joint_dof_count,)`` feed-forward actuation added to the drive [N or N·m].
+        tendon_f: ``(tendon_count,)`` feed-forward tendon actuator force [N; N·m for a fixed tendon whose
+            coefficients are 1 on revolute joints], positive lengthens the tendon; it acts on the joints
+            as ``Jₜᵀ f`` (MuJoCo's ``<motor tendon=…>`` with gear 1).
+        tendon_target_length: ``(tendon_count,)`` target length [m] of the tendon drive
+            (``Model.tendon_target_ke``).
+        tendon_target_velocity: ``(tendon_count,)`` target length rate [m/s] of the tendon drive
+            (``Model.tendon_target_kd``).
+
+        The three tendon fields are ``None`` for models without tendons (``control()``), so per-step controls
+        built field by field need not carry them; ``None`` on a model with tendons reads as zero force and the
+        model's default targets.
     """
 
     joint_f: jax.Array
     joint_target_q: jax.Array
     joint_target_qd: jax.Array
     joint_act: jax.Array
+    tendon_f: jax.Array | None = None
+    tendon_target_length: jax.Array | None = None
+    tendon_target_velocity: jax.Array | None = None
 
     def clear(self) -> Control:
-        """Return a copy with ``joint_f`` and ``joint_act`` zeroed."""
-        return self.replace(joint_f=jnp.zeros_like(self.joint_f), joint_act=jnp.zeros_like(self.joint_act))
+        """Return a copy with ``joint_f``, ``joint_act`` and ``tendon_f`` zeroed."""
+        tendon_f = None if self.tendon_f is None else jnp.zeros_like(self.tendon_f)
+        return self.replace(joint_f=jnp.zeros_like(self.joint_f), joint_act=jnp.zeros_like(self.joint_act),
+                            tendon_f=tendon_f)
 
 
 @struct.dataclass
@@ -147,6 +163,10 @@ class Model:
             the builder's ``-1`` is resolved to the initial length by ``finalize``).
         tendon_limit_lower, tendon_limit_upper: ``(nten,)`` length limits [m]; ∓1e10 = none.
         tendon_limit_ke, tendon_limit_kd: ``(nten,)`` limit penalty gains [N/m, N·s/m].
+        tendon_target_ke, tendon_target_kd: ``(nten,)`` tendon drive (actuator) gains [N/m, N·s/m]: the drive
+            force is ``Control.tendon_f + ke (L* − L) + kd (L̇* − L̇)``.
+        tendon_target_length, tendon_target_velocity: ``(nten,)`` default drive targets [m, m/s] (read by
+            ``control()``; the builder's ``target_length=None`` is resolved to the initial length).
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
@@ -213,6 +233,10 @@ class Model:
     tendon_limit_upper: jax.Array
     tendon_limit_ke: jax.Array
     tendon_limit_kd: jax.Array
+    tendon_target_ke: jax.Array
+    tendon_target_kd: jax.Array
+    tendon_target_length: jax.Array
+    tendon_target_velocity: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)
@@ -309,6 +333,9 @@ class Model:
             joint_target_q=self.joint_target_q,
             joint_target_qd=self.joint_target_qd,
             joint_act=jnp.zeros_like(self.joint_qd),
+            **({} if not self.tendon.tendon_count else dict(
+                tendon_f=jnp.zeros_like(self.tendon_stiffness), tendon_target_length=self.tendon_target_length,
+                tendon_target_velocity=self.tendon_target_velocity)),
         )
 
 

@@ -83,3 +83,16 @@ class StaticRecord:
         if type(other) is not type(self):
             return NotImplemented
         return hash(self) == hash(other) and self._key() == other._key()
+
+    def get(self, name: str):
+        """Newton-named view of a field: numpy arrays for :class:`StaticArray` fields, lists for tuples (labels),
+        other values (counts from properties) unchanged."""
+        value = getattr(self, name)
+        if isinstance(value, StaticArray):
+            return np.asarray(value)
+        return list(value) if isinstance(value, tuple) else value
+
+
+def static_ints(values) -> StaticArray:
+    """A flat ``int32`` :class:`StaticArray` of ``values`` (builder index lists → static record fields)."""
+    return StaticArray(np.asarray(values, dtype=np.int32).reshape(-1))

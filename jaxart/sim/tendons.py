@@ -19,7 +19,7 @@ import enum
 
 import numpy as np
 
-from jaxart.sim.static import StaticArray, StaticRecord
+from jaxart.sim.static import StaticArray, StaticRecord, static_ints
 
 
 class TendonType(enum.IntEnum):
@@ -68,13 +68,6 @@ class TendonTopology(StaticRecord):
         """Number of tendons."""
         return len(self.tendon_label)
 
-    def get(self, name: str):
-        """Newton-named view: numpy arrays for index fields, a list for labels, an int for the count."""
-        value = getattr(self, name)
-        if isinstance(value, StaticArray):
-            return np.asarray(value)
-        return list(value) if isinstance(value, tuple) else value
-
 
 def _starts(counts: list[int]) -> StaticArray:
     return StaticArray(np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int32))
@@ -95,15 +88,12 @@ def tendon_fields(builder, arr) -> dict:
     joints = [j for js in b.tendon_joints for j in js]
     bodies = [a for bs in b.tendon_attachment_bodies for a in bs]
 
-    def ints(x):
-        return StaticArray(np.asarray(x, dtype=np.int32).reshape(-1))
-
     topo = TendonTopology(
-        tendon_type=ints(b.tendon_type),
+        tendon_type=static_ints(b.tendon_type),
         tendon_joint_start=_starts([len(js) for js in b.tendon_joints]),
-        tendon_joint=ints(joints),
+        tendon_joint=static_ints(joints),
         tendon_attachment_start=_starts([len(bs) for bs in b.tendon_attachment_bodies]),
-        tendon_attachment_body=ints(bodies),
+        tendon_attachment_body=static_ints(bodies),
         tendon_label=tuple(b.tendon_label),
     )
     return dict(
@@ -116,6 +106,10 @@ def tendon_fields(builder, arr) -> dict:
         tendon_limit_upper=arr(b.tendon_limit_upper, (nt,)),
         tendon_limit_ke=arr(b.tendon_limit_ke, (nt,)),
         tendon_limit_kd=arr(b.tendon_limit_kd, (nt,)),
+        tendon_target_ke=arr(b.tendon_target_ke, (nt,)),
+        tendon_target_kd=arr(b.tendon_target_kd, (nt,)),
+        tendon_target_length=arr(b.tendon_target_length, (nt,)),
+        tendon_target_velocity=arr(b.tendon_target_velocity, (nt,)),
         tendon=topo,
     )
 

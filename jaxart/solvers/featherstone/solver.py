@@ -30,8 +30,11 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``armature``                                ✓ on the mass-matrix diagonal
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
 ``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
-tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit as explicit joint forces and body
-                                              wrenches (:mod:`jaxart.dynamics.tendons`)
+tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit and actuator (``Control.tendon_f``,
+                                              drive ``tendon_target_ke/kd``) as joint forces and body wrenches,
+                                              stiffness and damping implicit (rank-one rows in the dense world
+                                              solve, :mod:`jaxart.dynamics.tendon_terms`) unless
+                                              ``drive="explicit"``
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗
@@ -195,7 +198,7 @@ class SolverFeatherstone(SolverBase):
         self.constraint_regularization = float(constraint_regularization)
         self._limits = {"penalty contact": contact_stable_step(model) if contact == "explicit" else None,
                         "drives, limits and springs": drive_stable_step(model) if drive == "explicit" else None}
-        if model.tendon.tendon_count:  # tendon forces are explicit in both drive modes
+        if model.tendon.tendon_count and drive == "explicit":  # implicit tendons have no step limit
             self._limits["tendons"] = tendon_stable_step(model)
 
 

@@ -28,7 +28,7 @@ from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.loop_axes import fold_loop_bias, loop_coordinates_from_base
-from jaxart.dynamics.tendons import tendon_forces
+from jaxart.dynamics.tendons import tendon_step_loads
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
@@ -49,7 +49,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control: Control or ``None``.
         dt: Time step [s].
         angular_damping: FREE angular damping rate.
-        implicit: Implicit drives/springs/damping/limits.
+        implicit: Implicit drives/springs/damping/limits and tendon stiffness/damping (rank-one rows).
         friction_eps: Friction smoothing velocity.
         extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the explicit
             contact seam: penalty contact forces enter here, i.e. as ``Jᵀ f``).
@@ -70,8 +70,10 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control = model.control() if control is None else control
         dt = jnp.asarray(dt, state.joint_q.dtype)
         body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
-        if model.tendon.tendon_count:  # tendons: explicit joint forces / body wrenches (jaxart.dynamics.tendons)
-            t_joint_f, t_body_f = tendon_forces(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+        tendon_rows = None
+        if model.tendon.tendon_count:  # tendons: loads + implicit rank-one rows (jaxart.dynamics.tendon_terms)
+            t_joint_f, t_body_f, tendon_rows = tendon_step_loads(model, control, state.joint_q, state.joint_qd,
+                                                                 state.body_q, state.body_qd, dt, implicit=implicit)
             control, body_f = control.replace(joint_f=control.joint_f + t_joint_f), body_f + t_body_f
         rows = bodies = None
         if contacts is not None and contacts.capacity:
@@ -84,10 +86,11 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         if constraints is not None and constraints.empty:
             constraints = None
         if (dof_static(model.topology).dist_joint.size or acceleration_dofs(model.topology).any()
-                or (rows is not None and bodies is None) or constraints):
-            # static choice: DISTANCE limits, contacts between two bodies or constraint rows need the dense
-            # world solve; acceleration drives need the per-world effective inertias
-            step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints)
+                or (rows is not None and bodies is None) or constraints or tendon_rows is not None):
+            # static choice: DISTANCE limits, contacts between two bodies, constraint rows or implicit tendons need
+            # the dense world solve; acceleration drives need the per-world effective inertias
+            step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints,
+                                     lowrank=tendon_rows)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
             step = _step_lanes(**options, bodies=bodies)
             lane_rows = (rows._replace(body_a=None, body_b=None),)
@@ -112,7 +115,7 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None):
+                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None, lowrank=None):
     """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
@@ -126,10 +129,10 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     if bias is not None:
         f0 = fold_loop_bias(constraints.axes, f0, model.joint_armature + diag, dyad, bias)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
-    if dyad is None and contact is None and constraints is None:  # every implicit term is diagonal: O(n) ABA
+    if dyad is None and contact is None and constraints is None and lowrank is None:  # diagonal terms only: ABA
         qdd = aba_from_base(*args)
-    else:  # implicit contact rows, DISTANCE-limit rows (rank one per joint) or constraint rows: dense solve
-        qdd = dense_from_base(*args, dyad=dyad, contact=contact, constraints=constraints, dt=dt)
+    else:  # implicit contact, DISTANCE-limit, tendon (rank one) or constraint rows: dense solve
+        qdd = dense_from_base(*args, dyad=dyad, contact=contact, constraints=constraints, dt=dt, lowrank=lowrank)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_coords(model, joint_q, qd, dt)
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))

@@ -36,6 +36,9 @@ class MjLayout:
             ``ball_comp`` of the rotation vector of the quaternion ``joint_target_q[ball_src]``
             (``(k, 4)`` indices).
         body_mj: ``(body_count,)`` MuJoCo body id of each jaxart body.
+        ten_act, ten_src, ten_kind: tendon actuators: ``ctrl[ten_act]`` = ``(tendon_f, tendon_target_length,
+            tendon_target_velocity)[ten_kind][ten_src]`` (:func:`jaxart.solvers.mujoco.tendons.tendon_ctrl`).
+        ten_default: ``(3, tendon_count)`` host values of those three for ``Control`` fields that are ``None``.
     """
 
     nq: int
@@ -65,6 +68,10 @@ class MjLayout:
     ball_src: np.ndarray
     ball_comp: np.ndarray
     body_mj: np.ndarray
+    ten_act: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    ten_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    ten_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
 
 
 class LayoutRecorder:
@@ -77,6 +84,8 @@ class LayoutRecorder:
         self.pos_act: list[tuple[str, int]] = []  # (actuator name, coord index)
         self.vel_act: list[tuple[str, int]] = []  # (actuator name, dof index)
         self.ball_act: list[tuple[str, int, int]] = []  # (actuator name, quaternion coord start, axis)
+        self.ten_act: list[tuple[str, int, int]] = []  # (actuator name, tendon, kind: 0 force, 1 length, 2 rate)
+        self.ten_default = np.zeros((3, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
 
@@ -125,4 +134,8 @@ class LayoutRecorder:
             ball_src=np.asarray([c + np.arange(4) for _, c, _ in self.ball_act], i32).reshape(-1, 4),
             ball_comp=np.asarray([k for _, _, k in self.ball_act], i32),
             body_mj=body_mj,
+            ten_act=np.asarray([aid(n) for n, _, _ in self.ten_act], i32),
+            ten_src=np.asarray([t for _, t, _ in self.ten_act], i32),
+            ten_kind=np.asarray([k for _, _, k in self.ten_act], i32),
+            ten_default=self.ten_default,
         )

@@ -29,7 +29,11 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
-                        springlength and range (:mod:`jaxart.solvers.mujoco.tendons`).
+                        springlength and range, and tendon actuators (``Control.tendon_f`` → a
+                        motor, ``tendon_target_ke/kd`` → position / velocity servos on the
+                        tendon) (:mod:`jaxart.solvers.mujoco.tendons`).
+ACCELERATION drives     ✗ NotImplementedError naming the joints (gains scale with the
+                        configuration-dependent effective inertia; SolverFeatherstone only).
 ======================  =====================================================================
 """
 
@@ -43,6 +47,7 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
+from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
@@ -59,6 +64,7 @@ from jaxart.solvers.mujoco.state import (
     qpos_to_joint_q,
     qvel_to_joint_qd,
 )
+from jaxart.solvers.mujoco.tendons import tendon_ctrl
 
 
 class SolverMuJoCo:
@@ -110,6 +116,7 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
+        reject_acceleration_drives(model, "SolverMuJoCo")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -207,7 +214,8 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control) 
     return data0.replace(
         qpos=joint_q_to_qpos(layout, jq),
         qvel=joint_qd_to_qvel(layout, jq, jqd),
-        ctrl=control_to_ctrl(layout, control.joint_target_q.astype(ft), control.joint_target_qd.astype(ft)),
+        ctrl=tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
+                                                 control.joint_target_qd.astype(ft)), control),
         qfrc_applied=joint_f_to_qfrc(layout, jq, force),
         xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
     )

@@ -8,10 +8,15 @@
   length range becomes ``limited`` with ``range``, and ``limit_ke > 0`` gives ``solref_limit = (−ke, −kd)``
   (direct stiffness/damping, as the bridge maps joint limits). MuJoCo's limit is a soft constraint
   (scaled by ``solimp``), jaxart's a penalty force: the two agree only approximately at a limit.
+* Tendon actuators: every tendon gets a motor ``<label>__f`` (gain 1, ``ctrl = Control.tendon_f``); a tendon
+  with ``target_ke > 0`` a position servo ``<label>__pos`` (gain ``ke``, bias ``(0, −ke, 0)``, ``ctrl =
+  tendon_target_length``) and with ``target_kd > 0`` a velocity servo ``<label>__vel`` (gain ``kd``, bias
+  ``(0, 0, −kd)``, ``ctrl = tendon_target_velocity``): together ``tendon_f + ke (L* − L) + kd (L̇* − L̇)``.
 """
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 
@@ -45,7 +50,9 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
     coef = np.asarray(model.tendon_joint_coef, np.float64)
     points = np.asarray(model.tendon_attachment_point, np.float64)
     p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
-         for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd")}
+         for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
+                   "target_ke", "target_kd", "target_length", "target_velocity")}
+    rec.ten_default = np.stack([np.zeros(t.tendon_count), p["target_length"], p["target_velocity"]])
     for k in range(t.tendon_count):
         label = t.tendon_label[k]
         what = f"SolverMuJoCo: tendon {label!r}"
@@ -60,6 +67,7 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             ten.range = [max(lo, -_UNLIMITED), min(hi, _UNLIMITED)]
             ke, kd = p["limit_ke"][k], p["limit_kd"][k]
             ten.solref_limit = [-ke, -kd] if ke > 0.0 else list(DEFAULT_SOLREF)
+        _add_actuators(spec, rec, label, k, p["target_ke"][k], p["target_kd"][k])
         if int(t.tendon_type[k]) == TendonType.FIXED:
             for e in range(jstart[k], jstart[k + 1]):
                 ten.wrap_joint(_mj_joint(h, int(joints[e]), what), float(coef[e]))
@@ -70,6 +78,41 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             site = f"{label}__p{i}"
             body.add_site(name=site, pos=fr.point(b, points[e]), size=[0.005, 0.0, 0.0])
             ten.wrap_site(site)
+
+
+def _add_actuators(spec: mujoco.MjSpec, rec, label: str, k: int, ke: float, kd: float) -> None:
+    """The tendon's motor and (for non-zero gains) position / velocity servos (module docstring)."""
+    for kind, suffix, gain, bias in ((0, "f", 1.0, None), (1, "pos", ke, [0.0, -ke, 0.0]),
+                                     (2, "vel", kd, [0.0, 0.0, -kd])):
+        if kind and gain <= 0.0:
+            continue
+        name = f"{label}__{suffix}"
+        act = spec.add_actuator(name=name, target=label, trntype=mujoco.mjtTrn.mjTRN_TENDON)
+        act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+        act.gainprm = np.concatenate([[gain], np.zeros(9)])
+        if bias is not None:
+            act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+            act.biasprm = np.concatenate([bias, np.zeros(7)])
+        rec.ten_act.append((name, k, kind))
+
+
+def tendon_ctrl(layout, ctrl: jnp.ndarray, control) -> jnp.ndarray:
+    """``ctrl`` with the tendon actuators' controls set from ``control`` (``None`` fields: the model defaults).
+
+    Args:
+        layout: The bridge's :class:`~jaxart.solvers.mujoco.layout.MjLayout`.
+        ctrl: ``(nu,)`` controls of the joint actuators.
+        control: The jaxart :class:`~jaxart.Control`.
+
+    Returns:
+        The ``(nu,)`` controls.
+    """
+    if not layout.ten_act.size:
+        return ctrl
+    fields = (control.tendon_f, control.tendon_target_length, control.tendon_target_velocity)
+    rows = jnp.stack([jnp.asarray(layout.ten_default[i], ctrl.dtype) if f is None else f.astype(ctrl.dtype)
+                      for i, f in enumerate(fields)])
+    return ctrl.at[layout.ten_act].set(rows[layout.ten_kind, layout.ten_src])
 
 
 def add_tendon_fixed(builder, joints, **kwargs) -> int:

@@ -19,6 +19,7 @@ disabled joints (``joint_enabled``)         ✓ skipped
 drives ``target_ke/kd`` per                 ✓ NONE/EFFORT: no PD; POSITION: ke (q*−q) + kd (q̇*−q̇);
 ``joint_target_mode``                         VELOCITY: kd (q̇*−q̇); POSITION_VELOCITY: both
 ``joint_act``                               ✓ added to the drive (no effort clamp, as Newton)
+``joint_drive_type`` ACCELERATION           ✗ (NotImplementedError naming the joints; SolverFeatherstone)
 limits ``limit_ke/kd``                      ✓ penalty; the drive is off beyond a limit (Newton)
 ``stiffness``/``rest_q``/``damping``          ✓ angular springs wrap to (−π, π] (Newton)
 ``body_f``, gravity                         ✓ world wrench about the COM; gravity on bodies with mass
@@ -41,6 +42,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
+from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
@@ -89,6 +91,7 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
         self._reject_equality_constraints(model)
         reject_tendons(model, "SolverSemiImplicit")
+        reject_acceleration_drives(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)

@@ -25,6 +25,7 @@ joint limits                                ✓ hard; 1-axis angles by swing–t
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
                                               limits; ✗ on FREE/DISTANCE (Newton ignores them)
+``joint_drive_type`` ACCELERATION           ✗ NotImplementedError naming the joints (SolverFeatherstone)
 ``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
 ``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
                                               (stiffness ``k + d/dt``), stable at any ``d·dt/I``
@@ -67,6 +68,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics.ik import eval_ik
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
@@ -144,6 +146,7 @@ class SolverXPBD(SolverBase):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
         _check_supported(model)
         reject_tendons(model, "SolverXPBD")
+        reject_acceleration_drives(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
