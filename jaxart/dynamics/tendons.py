@@ -249,8 +249,12 @@ def resolve_springlength(model: Model) -> Model:
     unset, unset_target = (rest == -1.0).all(axis=-1), np.isnan(target)
     if not (unset.any() or unset_target.any()):
         return model
-    state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
-    length = np.asarray(_kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0])
+    def initial_lengths(m):
+        state = eval_fk(m, m.joint_q, m.joint_qd, m.state())
+        return _kinematics(m, state.joint_q, state.joint_qd, state.body_q, state.body_qd)[0]
+
+    # one compiled program: op-by-op (eager) FK compiles every small op separately and took seconds
+    length = np.asarray(jax.jit(initial_lengths)(model))
     rest = np.where(unset[:, None], length[:, None], rest)
     target = np.where(unset_target, length, target)
     return model.replace(tendon_springlength=jnp.asarray(rest, model.tendon_springlength.dtype),
