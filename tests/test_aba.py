@@ -135,6 +135,7 @@ def test_schedule_is_a_valid_dof_tree():
     assert len(attached) == len(set(attached.tolist())) == model.body_count
 
 
+@pytest.mark.slow
 def test_vmap_states_and_models_match_loop():
     model = MODELS["mixed_tree"]()
     states = [_random_state(model, s) for s in range(3)]

@@ -48,7 +48,7 @@ def test_chunked_batch_with_partial_last_chunk(monkeypatch, n):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("n", [3, 27])
+@pytest.mark.parametrize("n", [3, pytest.param(27, marks=pytest.mark.slow)])
 def test_jit_vmap_and_nested_vmap(n):
     rng = np.random.default_rng(n)
     a, b = _spd(rng, (2, 3), n), rng.normal(size=(2, 3, n))
@@ -68,7 +68,7 @@ def test_jit_vmap_and_nested_vmap(n):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("n", [3, 27])
+@pytest.mark.parametrize("n", [3, pytest.param(27, marks=pytest.mark.slow)])
 def test_spd_solve_check_grads(n):
     rng = np.random.default_rng(n)
     a, b = jnp.asarray(_spd(rng, (2,), n)), jnp.asarray(rng.normal(size=(2, n)))
@@ -79,6 +79,7 @@ def test_spd_solve_check_grads(n):
     check_grads(f, (a, b), order=1, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_grad_jacfwd_and_vmap_compositions_match_linalg_solve():
     rng = np.random.default_rng(3)

@@ -212,6 +212,7 @@ def test_jacobian_and_kinetic_energy_on_every_joint_type(tree_model):
     assert np.all(np.linalg.eigvalsh(np.asarray(H)) > 0)
 
 
+@pytest.mark.slow
 def test_velocity_product_terms_match_jvp_of_motion_columns(tree_model):
     from jaxart.dynamics.layout import dynamics_layout
     from jaxart.dynamics.motion import block_terms, coord_rates, dof_columns
@@ -303,6 +304,7 @@ def _fd_jacobian(f, x, eps=1e-6):
     return np.stack(cols, axis=-1)
 
 
+@pytest.mark.slow
 def test_grads_of_mass_matrix_and_rnea():
     spec = mixed_tree_spec(np.random.default_rng(4), floating=True)
     model = to_builder(spec).finalize(dtype=F64)
@@ -325,6 +327,7 @@ def test_grads_of_mass_matrix_and_rnea():
     np.testing.assert_allclose(jax.jit(jax.jacfwd(tau_of))(x), _fd_jacobian(tau_of, x), atol=1e-6, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_vmap_over_states_and_masses_matches_loop(tree_model):
     model = tree_model
     rng = np.random.default_rng(9)
@@ -341,7 +344,7 @@ def test_vmap_over_states_and_masses_matches_loop(tree_model):
         np.testing.assert_allclose(batched[i], fd(masses[i], qs[i], qds[i]), rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("n", [1, 6, 40])
+@pytest.mark.parametrize("n", [1, 6, pytest.param(40, marks=pytest.mark.slow)])
 def test_dense_cholesky_solve_and_implicit_gradient(n):
     from jaxart.dynamics.cholesky import UNROLL_MAX, cholesky, spd_solve
 

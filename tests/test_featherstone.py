@@ -22,7 +22,7 @@ def _run(solver, state, steps, dt, control=None):
                                                                    control), dt=dt, output_fn=lambda s: None)[0]
 
 
-@pytest.mark.parametrize("kind", ["hinge_chain", "mixed_fixed", "mixed_floating"])
+@pytest.mark.parametrize("kind", ["hinge_chain", pytest.param("mixed_fixed", marks=pytest.mark.slow), "mixed_floating"])
 def test_one_second_trajectory_vs_mujoco_euler(kind):
     rng = np.random.default_rng(11)
     spec = {"hinge_chain": lambda: chain_spec(3),
@@ -114,6 +114,7 @@ def test_torque_free_precession_conserves_angular_momentum():
     assert np.linalg.norm(np.asarray(L[-1]) - L0) < 2e-3 * np.linalg.norm(L0)
 
 
+@pytest.mark.slow
 def test_energy_drift_of_conservative_double_pendulum():
     spec = chain_spec(2, length=0.5, mass=1.0)
     model = to_builder(spec).finalize(dtype=F64)
@@ -147,6 +148,7 @@ def test_joint_torque_spins_revolute_body():
     np.testing.assert_allclose(final.body_qd[0, 3:], [0.0, 0.0, tau * n * dt / 0.25], rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_free_body_joint_f_and_body_f_are_world_wrenches_at_com():
     model = _free_body(gravity=0.0)
     state = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
@@ -176,6 +178,7 @@ def _arm(n=7, ke=1e5, kd=1e2, **kw):
     return b.finalize(dtype=F64)
 
 
+@pytest.mark.slow
 def test_implicit_drive_stiff_arm_large_step_converges():
     model = _arm()
     target = jnp.linspace(-0.8, 0.9, 7)

@@ -143,6 +143,7 @@ def test_flat_heightfield_gets_positive_mujoco_sizes():
     np.testing.assert_allclose(m.hfield_data, 0.0)
 
 
+@pytest.mark.slow
 def test_sphere_rests_on_heightfield_plateau_in_solver_mujoco():
     rng = np.random.default_rng(0)
     raw = rng.uniform(0.0, 1.0, (7, 7))

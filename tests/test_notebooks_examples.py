@@ -54,7 +54,12 @@ def test_notebook_executes(path, tmp_path):
     print(f"{path.name}: {time.perf_counter() - t0:.1f} s")
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name)
+#: examples that compile one contact step per solver on a 26-DOF humanoid (~2 min): ``-m slow``
+_SLOW_EXAMPLES = {"drop_humanoid.py"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_EXAMPLES else p
+                                  for p in sorted((ROOT / "examples").glob("*.py"))], ids=lambda p: p.name)
 def test_examples_run(path, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.argv", [str(path), "--quick"])

@@ -299,6 +299,7 @@ def test_tendon_params_vmap_and_jit():
         np.testing.assert_allclose(out[i], tau(k), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_featherstone_batched_step_matches_single_worlds():
     """Under ``vmap`` the step runs as one lane kernel; the tendon loads enter before it."""
     model = _chain()[0].finalize(dtype=jnp.float64)
