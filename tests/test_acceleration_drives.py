@@ -69,6 +69,7 @@ def _implicit_pd(steps=400):
     return np.asarray(out)
 
 
+@pytest.mark.slow
 def test_acceleration_drive_same_trajectory_for_any_link_mass():
     ref = _implicit_pd()
     t = DT * np.arange(1, len(ref) + 1)

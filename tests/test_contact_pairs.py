@@ -157,6 +157,7 @@ def _lowest_foot_points(model, res, body_q):
     return out
 
 
+@pytest.mark.slow
 def test_mjx_humanoid_feet_touch_the_floor_in_jaxart():
     b, res, _ = _humanoid()
     model = b.finalize(dtype=jnp.float64)

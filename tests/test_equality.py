@@ -343,6 +343,7 @@ def rollout_fn(solver, n, dt):
     return jax.jit(run)
 
 
+@pytest.mark.slow
 def test_connect_trajectory_matches_mujoco_c():
     """A free body hanging from a CONNECT: bridge (MJX) vs MuJoCo C ``mj_step`` on the same MjModel.
 

@@ -313,6 +313,7 @@ def test_disabled_constraints_keep_gated_rows_and_options_are_checked():
         SolverFeatherstone(model, constraint_regularization=0.0)
 
 
+@pytest.mark.slow
 def test_pinned_pendulum_connect_keeps_the_pin():
     model = _connect().finalize(dtype=F64)
     st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())

@@ -101,6 +101,7 @@ def test_forest_of_root_blocks_matches_single_worlds():
     np.testing.assert_allclose(batched.joint_qd[:, d0:d0 + 6], states.joint_qd[:, d0:d0 + 6], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_humanoid_matches_single_worlds_and_nan_stays_in_its_world():
     solver, states, controls, batched = _check_batched_matches_single(mjcf_model(MJX_HUMANOID), n=3)
     assert len(aba_schedule(solver.model).runs[0].level_dof) < 10  # the FREE root adds no levels

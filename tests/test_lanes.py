@@ -48,6 +48,7 @@ def test_vmap_matches_reference(axes):
     _close(got, jax.vmap(_reference, in_axes=axes)(xs, ps))
 
 
+@pytest.mark.slow
 def test_unbatched_nested_vmap_and_grads():
     x, p = _data()
     p0 = jax.tree_util.tree_map(lambda a: a[0], p)

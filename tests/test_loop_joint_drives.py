@@ -247,6 +247,7 @@ def _arms(loop: bool):
     return b.finalize(dtype=F64)
 
 
+@pytest.mark.slow
 def test_loop_coordinates_and_rates_equal_the_tree_joints():
     """Each joint of ``_JOINTS`` between a swinging arm and a link, as a tree joint at ``(q, q̇)``, and as a loop joint
     closing the same configuration (the link on a FREE joint at its tree pose and twist): the loop joint's measured

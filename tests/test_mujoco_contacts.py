@@ -67,6 +67,7 @@ def sphere_rollout(sphere):
     return rollout(model, jx, 100)
 
 
+@pytest.mark.slow
 def test_sphere_drop_matches_mujoco_collision(sphere, sphere_rollout):
     model, mj, _ = sphere
     st = initial_state(model)

@@ -12,6 +12,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
+#: examples and notebooks left to ``-m slow`` (suite budget): the drop examples compile one contact step per
+#: solver on a 12/26-DOF model (1–2 min each); system identification compiles a batch of rollout gradients
+_SLOW_EXAMPLES = {"drop_humanoid.py", "drop_quadruped.py"}
+_SLOW_NOTEBOOKS = {"system_identification.ipynb"}
+
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_outputs_stripped(path):
@@ -38,7 +43,8 @@ def _skip_unless_runnable(nb) -> None:
             pytest.skip(f"brax 0.14.2 needs jax<0.10, found {jax.__version__} (pip install 'jaxart[rl]')")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_NOTEBOOKS else p
+                                  for p in NOTEBOOKS], ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
@@ -53,9 +59,6 @@ def test_notebook_executes(path, tmp_path):
     client.execute(env=env)
     print(f"{path.name}: {time.perf_counter() - t0:.1f} s")
 
-
-#: examples that compile one contact step per solver on a 26-DOF humanoid (~2 min): ``-m slow``
-_SLOW_EXAMPLES = {"drop_humanoid.py"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_EXAMPLES else p

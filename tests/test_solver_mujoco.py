@@ -117,6 +117,7 @@ def test_d6_body_matches_mujoco_c():
     assert float(jnp.abs(final.joint_q[1] - model.joint_q[1])) > 0.1  # it actually fell
 
 
+@pytest.mark.slow
 def test_free_body_with_com_offset_on_plane_matches_mujoco_c():
     # Euler: MuJoCo 4's C implicitfast also linearises constraint (contact) damping, MJX's does not;
     # mjx.forward agrees with C to round-off on this model (checked while writing the bridge).

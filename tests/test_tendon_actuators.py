@@ -85,6 +85,7 @@ def _mj_data(m, res, state, integrator):
     return d
 
 
+@pytest.mark.slow
 def test_mjcf_tendon_actuators_forces_jacobian_and_explicit_steps_match_mujoco_c():
     model, res = _imported()
     assert not res["unsupported"]

@@ -262,6 +262,7 @@ def test_builder_validation():
         b.add_tendon_fixed([(joints[1], 1.0)], label="t")
 
 
+@pytest.mark.slow
 def test_add_builder_merges_tendons_and_moves_world_points():
     src = _chain()[0]
     dst = jaxart.ModelBuilder()
@@ -344,6 +345,7 @@ def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():
     assert res["tendons"] == {} and b.tendon_count == 0
 
 
+@pytest.mark.slow
 def test_explicit_tendon_stable_step_estimate_and_warning():
     """One revolute joint, ``L = 2 q``: the tendon spring moves ``H / c²`` (closed form ``H = I_yy + m r²``)."""
     from jaxart.dynamics.tendons import tendon_stable_step

@@ -37,6 +37,7 @@ def _tf(p, q=(0.0, 0.0, 0.0, 1.0)):
     return (*p, *q)
 
 
+@pytest.mark.slow
 def test_oblique_limit_drive_and_universal_joint():
     """Three links on the world (one rollout): oblique revolute driven into its limit, z revolute driven
     to a target inside its range, universal joint spun about its locked axis."""
@@ -71,6 +72,7 @@ def test_oblique_limit_drive_and_universal_joint():
     assert np.abs(np.asarray(jq[:, 2:])).max() > 0.5  # the free axes did move
 
 
+@pytest.mark.slow
 def test_distance_joint_limits():
     lo, hi = 0.5, 1.0
     b = jaxart.ModelBuilder()
