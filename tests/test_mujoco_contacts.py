@@ -114,6 +114,7 @@ def test_box_settles_on_plane():
     assert float(jnp.abs(final.joint_qd).max()) < 2e-2
 
 
+@pytest.mark.slow
 def test_jit_vmap_four_worlds(sphere, sphere_rollout):
     model, _, _ = sphere
     zs = jnp.array([0.3, 0.15, 0.11, 0.5], F64)
