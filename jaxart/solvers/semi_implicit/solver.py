@@ -26,6 +26,9 @@ limits ``limit_ke/kd``                      ✓ penalty; the drive is off beyond
 contacts                                    ✓ penalty ``ke, kd, kf, mu, ka`` (mean of the two
                                               shapes); optional smooth variant
 kinematic bodies                            ✓ passed through unchanged
+fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit and actuator
+                                              (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendons`
+                                              as body wrenches (:mod:`jaxart.solvers.maximal.tendons`)
 armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)
 ==========================================  =====================================================
 
@@ -43,14 +46,15 @@ import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.drive_inertia import reject_acceleration_drives
+from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
-from jaxart.sim.tendons import reject_tendons
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
+from jaxart.solvers.maximal.tendons import tendon_body_wrenches
 from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
 
@@ -90,7 +94,6 @@ class SolverSemiImplicit(SolverBase):
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
         self._reject_equality_constraints(model)
-        reject_tendons(model, "SolverSemiImplicit")
         reject_acceleration_drives(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
@@ -100,7 +103,8 @@ class SolverSemiImplicit(SolverBase):
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self._limits = {"penalty contact": contact_stable_step(model),
                         "joint attachment springs": attachment_stable_step(model, self.joint_attach_ke,
-                                                                           self.joint_attach_kd)}
+                                                                           self.joint_attach_kd),
+                        "tendons": tendon_stable_step(model)}
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
@@ -135,6 +139,7 @@ def semi_implicit_step(model: Model, state: State, control: Control | None, cont
         dt = jnp.asarray(dt, dtype)
         f = state.body_f.astype(dtype)
         f = f + joint_wrenches(model, state, control, attach_ke=attach_ke, attach_kd=attach_kd)
+        f = f + tendon_body_wrenches(model, state, control)
         if contacts is not None:
             f = f + contact_body_wrenches(model, state, contacts, smooth=contact_smoothing)
         body_q, body_qd = integrate_bodies(model, state.body_q, state.body_qd, f, dt, angular_damping=angular_damping)
