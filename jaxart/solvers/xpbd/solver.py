@@ -36,6 +36,10 @@ joint compliance                            ✓ ``joint_linear/angular_complianc
 equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
                                               (:mod:`jaxart.solvers.xpbd.equality`); the traced
                                               ``enabled`` flags switch them at run time (no recompile)
+fixed/spatial tendons, tendon actuators     ✓ spring, damping and actuator drive as one compliant row
+                                              per tendon (implicit, stable at any stiffness), length
+                                              limits as hard rows, ``tendon_f`` explicit
+                                              (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)
 ==========================================  =====================================================
@@ -44,7 +48,7 @@ Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as
 lane kernel (:mod:`maximal_xpbd_lanes`; under ``vmap`` every per-world scalar is a vector over the
 batch, and stage outputs are materialised behind loop boundaries). BALL joints take their passive
 wrenches and restitution its velocity pass and IK from the per-world code; models with equality or
-mimic constraints (enabled or not) run the whole step in the per-world code. ``LANE_KERNEL = False``
+mimic constraints (enabled or not) or tendons run the whole step in the per-world code. ``LANE_KERNEL = False``
 selects the per-world reference implementation of the same maths (for comparisons).
 
 Convergence: Jacobi projection under-corrects where several rows act on one body (e.g. a cube's
@@ -76,7 +80,6 @@ from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
-from jaxart.sim.tendons import reject_tendons
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
@@ -92,6 +95,7 @@ from jaxart.solvers.xpbd.contacts import (
 from jaxart.solvers.xpbd.equality import equality_data, equality_plan, solve_equality
 from jaxart.solvers.xpbd.joints import drive_targets, solve_angular, solve_drives, solve_linear
 from jaxart.solvers.xpbd.lanes import LaneOptions, make_step
+from jaxart.solvers.xpbd.tendons import solve_tendons, tendon_rows
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
@@ -123,7 +127,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives on FREE/DISTANCE joints, tendons.
+        NotImplementedError: Drives on FREE/DISTANCE joints, ACCELERATION drives.
     """
 
     _OPTIONS = _OPTIONS
@@ -145,7 +149,6 @@ class SolverXPBD(SolverBase):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
         _check_supported(model)
-        reject_tendons(model, "SolverXPBD")
         reject_acceleration_drives(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
@@ -241,14 +244,15 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
                           restitution, not restitution)
         eq_plan = equality_plan(model)
         eq = None if eq_plan.empty else (eq_plan, equality_data(model, eq_plan, state.joint_q, f))
-        if LANE_KERNEL and eq is None:
+        ten = tendon_rows(model, state, control, dt) if model.tendon.tendon_count else None
+        if LANE_KERNEL and eq is None and ten is None:
             out = _step_lanes(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext, dt)
             if opt.ik:
                 return out
             q, qd, qd_pred, lam_c = out
         else:
             q, qd, qd_pred, lam_c = _step_per_world(model, st, opt, state, control, inv_m, inv_i, drives, cf, q0_ext,
-                                                    dt, eq)
+                                                    dt, eq, ten)
         if restitution:
             b = make_bodies(model, q, inv_m, inv_i)
             imp = restitution_impulses(b, qd, qd_pred, cf, lam_c, model.gravity.astype(f), dt)
@@ -277,15 +281,19 @@ def _step_lanes(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drive
     return q, qd, qd_pred, ContactLambda(lam_n, None, None, None) if opt.contacts else None
 
 
-def _step_per_world(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None):
+def _step_per_world(model, st, opt: LaneOptions, state, control, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None,
+                    ten=None):
     """Reference implementation of :func:`_step_lanes` on stacked per-world arrays: ``(q, qd, qd_pred, λ)``;
-    ``eq``: ``(plan, data)`` of the equality rows (:mod:`jaxart.solvers.xpbd.equality`) or ``None``."""
+    ``eq``: ``(plan, data)`` of the equality rows (:mod:`jaxart.solvers.xpbd.equality`) or ``None``; ``ten``: the
+    :class:`~jaxart.solvers.xpbd.tendons.TendonRows` or ``None``."""
     force = state.body_f.astype(q0_ext.dtype)
     if model.joint_count:
         force = force + _passive_forces(model, state, control)
+    if ten is not None:
+        force = force + ten.force
     q_pred, qd_pred = integrate_bodies(model, state.body_q, state.body_qd, force, dt,
                                        angular_damping=opt.angular_damping)
-    q, lam_c = _rounds_per_world(model, st, opt, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq)
+    q, lam_c = _rounds_per_world(model, st, opt, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq, ten)
     return q, _velocities(model, state.body_q, q, dt), qd_pred, lam_c
 
 
@@ -300,13 +308,13 @@ def _velocities(model, q_old, q_new, dt):
     return jnp.concatenate([(x_new - x_old) / dt, w], -1)
 
 
-def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None):
+def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives, cf, q0_ext, dt, eq=None, ten=None):
     """Reference per-world projection rounds (stacked arrays): ``(q, λ_contacts)``."""
     f = q_pred.dtype
     nj = model.joint_count
 
     def round_(_, carry):
-        q, lam_d, lam_l, lam_a, lam_c = carry
+        q, lam_d, lam_l, lam_a, lam_c, lam_t = carry
         if opt.drives:
             b = make_bodies(model, q, inv_m, inv_i)
             imp, lam_d = solve_drives(model, st, b, drives, lam_d, dt)
@@ -322,15 +330,17 @@ def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives,
             q = apply_impulses(model, b, *imp)
         if eq is not None:
             q = solve_equality(model, *eq, q, inv_m, inv_i)
+        if ten is not None:
+            q, lam_t = solve_tendons(model, ten, q, lam_t, inv_m, inv_i, dt)
         if opt.contacts:
             b = make_bodies(model, q, inv_m, inv_i)
             imp, lam_c = solve_contacts(b, q0_ext, cf, lam_c, relaxation=opt.contact_relax)
             q = apply_impulses(model, b, *imp)
-        return q, lam_d, lam_l, lam_a, lam_c
+        return q, lam_d, lam_l, lam_a, lam_c, lam_t
 
     carry = (q_pred, jnp.zeros((nj, 6), f), jnp.zeros((nj,), f), jnp.zeros((nj, 4), f),
-             zero_lambda(cf) if opt.contacts else None)
-    q, *_, lam_c = jax.lax.fori_loop(0, opt.iterations, round_, carry)
+             zero_lambda(cf) if opt.contacts else None, None if ten is None else jnp.zeros_like(ten.target))
+    q, *_, lam_c, _ = jax.lax.fori_loop(0, opt.iterations, round_, carry)
     return q, lam_c
 
 

@@ -1,0 +1,106 @@
+"""Tendons of SolverXPBD: one compliant row and one hard limit row per tendon.
+
+Each tendon's length ``L`` and its per-body gradient entries come from :mod:`jaxart.solvers.maximal.tendons`
+(fixed tendons from the joints' anchor frames, spatial tendons from the attachment points). Per round of the
+projection, after the joint and equality rows:
+
+* **compliant row** ``C = L − L̃`` with stiffness ``k`` (compliance ``1/k``, XPBD
+  ``Δλ = (−C − α̃λ)/(w + α̃)``, ``λ`` carried over the rounds): the implicit form of the spring, damping and
+  actuator drive, as the joint drive rows of :mod:`jaxart.solvers.xpbd.joints`. With the spring ``k_s`` (active
+  when the step-start length ``L₀`` is outside the dead band ``tendon_springlength``, toward its nearest edge
+  ``L_s``), damping ``d``, actuator gains ``ke, kd`` and targets ``L*, L̇*``:
+
+  ``k = k_s + ke + (d + kd)/dt``, ``L̃ = (k_s L_s + ke L* + (d/dt) L₀ + (kd/dt)(L₀ + L̇* dt)) / k``,
+
+  i.e. the force ``k_s (L_s − L) + ke (L* − L) + kd (L̇* − L̇) − d L̇`` at the end-of-step length and rate
+  ``L̇ = (L − L₀)/dt``; stable at any stiffness and step.
+* **limit row** (hard, zero compliance): ``C = L − clip(L, lower, upper)`` projected to zero when violated
+  (``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
+
+``Control.tendon_f`` is an explicit force: its body wrenches join the prediction's external forces. The rows
+of different tendons are solved together (Jacobi); the generalised inverse mass ``w = J M⁻¹ Jᵀ`` of a row
+sums the products of its entries that share a body (e.g. a spatial tendon with two points on one link).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from jaxart.dynamics.tendons import tendon_controls
+from jaxart.math.small import matvec
+from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_wrenches
+from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, xpbd_delta
+
+__all__ = ["TendonRows", "solve_tendons", "tendon_rows"]
+
+
+class TendonRows(NamedTuple):
+    """Per-step constants of the tendon rows (traced).
+
+    Attributes:
+        q_ref: ``(joint_coord_count,)`` step-start ``joint_q`` (unwrapping reference of fixed-tendon angles).
+        target: ``(T,)`` compliant-row target length ``L̃`` [m].
+        stiffness: ``(T,)`` compliant-row stiffness ``k`` [N/m] (0: no row).
+        lower, upper: ``(T,)`` length limits [m].
+        force: ``(body_count, 6)`` body wrenches of ``Control.tendon_f`` (explicit, in the prediction).
+    """
+
+    q_ref: jnp.ndarray
+    target: jnp.ndarray
+    stiffness: jnp.ndarray
+    lower: jnp.ndarray
+    upper: jnp.ndarray
+    force: jnp.ndarray
+
+
+def tendon_rows(model, state, control, dt) -> TendonRows:
+    """The rows' constants for one step from its starting ``state`` (module docstring)."""
+    ent = tendon_entries(model, state.body_q, state.joint_q)
+    length0 = ent.length
+    f_act, target_len, target_vel = tendon_controls(model, control)
+    low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
+    k_s = jnp.where((length0 > high) | (length0 < low), model.tendon_stiffness, 0.0)
+    rest = jnp.clip(length0, low, high)
+    ke, kd, d = model.tendon_target_ke, model.tendon_target_kd, model.tendon_damping
+    k = k_s + ke + (d + kd) / dt
+    num = k_s * rest + ke * target_len + d / dt * length0 + kd / dt * (length0 + target_vel * dt)
+    ok = k > 0.0
+    target = jnp.where(ok, num / jnp.where(ok, k, 1.0), length0)
+    force = tendon_wrenches(ent, f_act.astype(length0.dtype), model.body_count)
+    return TendonRows(state.joint_q, target, k, model.tendon_limit_lower, model.tendon_limit_upper,
+                      force.astype(state.body_q.dtype))
+
+
+def _weights(b: Bodies, ent: TendonEntries) -> jnp.ndarray:
+    """``(T,)`` generalised inverse masses ``J M⁻¹ Jᵀ`` of the rows (entries on one body combined)."""
+    inv_m, inv_iw = b.inv_m[ent.bodies], b.inv_iw[ent.bodies]  # (T, K), (T, K, 3, 3)
+    lin = ent.lin * inv_m[..., None]
+    i_ang = matvec(inv_iw, ent.ang)
+    same = ent.bodies[:, :, None] == ent.bodies[:, None, :]  # static (T, K, K); the world has zero inverse mass
+    pair = jnp.einsum("tid,tjd->tij", lin, ent.lin) + jnp.einsum("tid,tjd->tij", i_ang, ent.ang)
+    return jnp.sum(jnp.where(jnp.asarray(same), pair, 0.0), (1, 2))
+
+
+def _project(model, b: Bodies, ent: TendonEntries, dlam):
+    """Move the bodies by the positional impulses ``Δλ (T,)`` along the rows' entries."""
+    lin = (ent.lin * dlam[:, None, None]).reshape(-1, 3)
+    ang = (ent.ang * dlam[:, None, None]).reshape(-1, 3)
+    return apply_impulses(model, b, ent.bodies.reshape(-1), lin, ang)
+
+
+def solve_tendons(model, rows: TendonRows, q, lam, inv_m, inv_i, dt):
+    """One projection of the compliant rows, then of the limit rows. Returns ``(poses (n, 7), λ (T,))``."""
+    dtype = q.dtype
+    b = make_bodies(model, q, inv_m, inv_i)
+    ent = tendon_entries(model, q, rows.q_ref)
+    on = rows.stiffness > 0.0
+    alpha_t = jnp.where(on, 1.0 / jnp.where(on, rows.stiffness, 1.0), 0.0) / (dt * dt)
+    dlam = jnp.where(on, xpbd_delta(ent.length - rows.target, lam, _weights(b, ent), alpha_t), 0.0)
+    q = _project(model, b, ent, dlam.astype(dtype))
+    b = make_bodies(model, q, inv_m, inv_i)
+    ent = tendon_entries(model, q, rows.q_ref)
+    c = ent.length - jnp.clip(ent.length, rows.lower, rows.upper)
+    dlim = xpbd_delta(c, jnp.zeros_like(c), _weights(b, ent), 0.0)
+    return _project(model, b, ent, dlim.astype(dtype)), lam + dlam
