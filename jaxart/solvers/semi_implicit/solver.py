@@ -46,7 +46,6 @@ import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.drive_inertia import reject_acceleration_drives
-from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
@@ -103,8 +102,7 @@ class SolverSemiImplicit(SolverBase):
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self._limits = {"penalty contact": contact_stable_step(model),
                         "joint attachment springs": attachment_stable_step(model, self.joint_attach_ke,
-                                                                           self.joint_attach_kd),
-                        "tendons": tendon_stable_step(model)}
+                                                                           self.joint_attach_kd)}
 
 
     def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
