@@ -280,13 +280,6 @@ def test_add_builder_merges_tendons_and_moves_world_points():
                                atol=1e-10)
 
 
-def test_maximal_coordinate_solvers_reject_tendons():
-    model = _chain()[0].finalize(dtype=jnp.float64)
-    for solver in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
-        with pytest.raises(NotImplementedError, match="tendons"):
-            solver(model)
-
-
 def test_tendon_params_vmap_and_jit():
     model = _chain()[0].finalize(dtype=jnp.float64)
     state = _state(model, np.random.default_rng(1))
