@@ -1,2 +1,3 @@
 """Maximal-coordinate pieces shared by SolverXPBD and SolverSemiImplicit: body integration (``integrate``),
-joint geometry (``joints``), penalty joint wrenches (``penalty_joints``), segment sums (``sums``)."""
+joint geometry (``joints``), penalty joint wrenches (``penalty_joints``), tendon lengths, gradients and
+wrenches from the body poses (``tendons``), segment sums (``sums``)."""

@@ -30,12 +30,11 @@ from jaxart.dynamics.tendons import _points, _segments, tendon_actuator_forces, 
 from jaxart.math import quat_rotate, quat_twist_angle
 from jaxart.math.safe import safe_norm, safe_normalize
 from jaxart.sim.enums import JointType
-from jaxart.sim.tendons import TendonType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
 from jaxart.solvers.maximal.sums import segment_sum
 
-__all__ = ["TendonEntries", "tendon_entries", "tendon_layout", "tendon_speeds", "tendon_wrenches",
-           "tendon_body_wrenches"]
+__all__ = ["TendonEntries", "TendonLayout", "tendon_body_wrenches", "tendon_entries", "tendon_layout", "tendon_speeds",
+           "tendon_wrenches"]
 
 
 class TendonLayout(NamedTuple):
@@ -202,7 +201,3 @@ def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
     f = tendon_scalar_forces(model, ent.length, speed) + tendon_actuator_forces(model, control, ent.length, speed)
     return tendon_wrenches(ent, f, model.body_count).astype(dtype)
 
-
-def has_spatial(model) -> bool:
-    """Static: the model has a SPATIAL tendon."""
-    return bool((np.asarray(model.tendon.tendon_type) == TendonType.SPATIAL).any())
