@@ -4,7 +4,9 @@ Oracles: the reduced-coordinate tendon functions of :mod:`jaxart.dynamics.tendon
 forces), the spring law at static equilibrium (joint-space force balance ``Jᵀ f = joint springs − joint_f``
 with ``J`` from :func:`~jaxart.dynamics.tendon_terms.tendon_jacobian`), and MuJoCo C (``mj_step``) over a short
 horizon. All float64 (conftest). The rollouts are jitted once per solver and model structure (the scenarios
-differ only in traced values), to keep the compile count low.
+differ only in traced values), to keep the compile count low; still, every rollout test compiles a solver step
+(about a minute each on the shared 2-core machine), so they are in the slow tier and the default run checks the
+shared maximal-coordinate tendon module only.
 """
 
 import functools
@@ -187,7 +189,8 @@ def _mujoco_rollout(model, steps, dt, *, tendon: bool):
     return np.asarray(d.qpos)[mj.layout.q_dst[np.argsort(mj.layout.q_src)]]
 
 
-@pytest.mark.parametrize("kind", ["fixed", pytest.param("spatial", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["fixed", "spatial"])
 def test_short_horizon_matches_mujoco_c(kind):
     """Two pendulums under gravity coupled by the tendon, 0.3 s at dt = 1 ms: both solvers follow MuJoCo C's
     Euler step to discretisation tolerance, while the tendon moves the pendulums by far more (> 0.1 rad).
