@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from test_xpbd_equality import AMP, G, MIMIC, POLY, _mechanisms, _omega, _qrot
+from test_xpbd_equality import AMP, MIMIC, POLY, G, _mechanisms, _omega, _qrot
 
 import jaxart
 from jaxart.sim.equality import set_constraints_enabled
@@ -52,12 +52,13 @@ def test_constraints_hold_and_follow_the_closed_forms(mech):
     _, ix, _, (bq, jq), _, _ = mech
     t = DT * np.arange(1, STEPS + 1)
     pin = bq[:, ix["bob"], :3] + _qrot(bq[:, ix["bob"], 3:], np.array([0.0, 0.0, 0.5]))
-    assert np.abs(pin - [0.0, 0.0, 2.0]).max() < 2.2 * G / KE  # soft pin released unloaded: up to twice its static sag m g / ke
+    # a soft pin released unloaded sags up to twice its static sag m g / ke
+    assert np.abs(pin - [0.0, 0.0, 2.0]).max() < 2.2 * G / KE
     com = bq[:, ix["bob"], :3]
     np.testing.assert_allclose(np.arctan2(com[:, 1], 2.0 - com[:, 2]), AMP * np.cos(_omega([(1, 1.0, 0.5)]) * t),
                                atol=0.006)
     box_on_link = bq[:, ix["link"], :3] + _qrot(bq[:, ix["link"], 3:], np.array([0.0, 0.0, -0.8]))
-    assert np.abs(box_on_link - bq[:, ix["box"], :3]).max() < 1e-3
+    assert np.abs(box_on_link - bq[:, ix["box"], :3]).max() < 2.5 * 0.5 * G / KE  # box mass 0.5
     assert np.abs(bq[:, ix["box"], 3:] - bq[:, ix["link"], 3:]).max() < 1e-3
     np.testing.assert_allclose(jq[:, ix["j"]], AMP * np.cos(_omega([(1, 1.0, 0.5), (1, 0.5, 0.8)]) * t), atol=0.006)
     qa = jq[:, ix["a"]]
@@ -77,7 +78,10 @@ def test_disabled_at_run_time_without_retracing(mech):
     assert np.abs(jq[:, ix["b"]] - MIMIC * jq[:, ix["a"]]).max() > 0.01
 
 
+@pytest.mark.slow
 def test_matches_xpbd_on_a_short_horizon(mech):
+    """Same trajectories as the hard rows of SolverXPBD up to the springs' sag (slow: the XPBD rollout compiles
+    for about a minute)."""
     model, ix, st, (bq, jq), _, _ = mech
     steps = 200
     run, _ = _rollout(lambda m: SolverXPBD(m, iterations=4), model, st, steps=steps)
@@ -97,8 +101,8 @@ def test_pin_sag_shrinks_with_stiffness():
     st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
     sag = []
     for ke in (1e3, 1e4):
-        run, _ = _rollout(lambda m, ke=ke: SolverSemiImplicit(m, joint_attach_ke=ke, joint_attach_kd=20.0), model,
-                          st, steps=2000, dt=1e-3)
+        run, _ = _rollout(lambda m, ke=ke: SolverSemiImplicit(m, joint_attach_ke=ke, joint_attach_kd=89.0), model,
+                          st, steps=500, dt=1e-3)  # kd: critical damping at ke = 1e3 (rate 22/s at both)
         bq, _ = jax.device_get(run(model, st))
         sag.append(2.0 - (bq[-1, bob, 2] + 0.5))
         assert np.abs(bq[:, bob, :2]).max() < 1e-9  # no sideways motion
