@@ -184,7 +184,7 @@ def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
         rng = m.actuator_forcerange[a]
         if m.actuator_forcelimited[a] and rng[0] != -rng[1]:
             issues.append(f"actuator {name!r}: asymmetric forcerange {rng.tolist()} on a tendon applied as "
-                          f"±{max(abs(rng))} (effort_limit)")
+                          f"±{float(np.abs(rng).max())}·|gear| (effort_limit {drive.effort_limit})")
         _add_drive(drives, ten, drive, issues, what=f"tendon {m.tendon(ten).name or ten!r}", motors_add=True)
     for drive in drives.values():
         if len(drive.names) > 1 and np.isfinite(drive.effort_limit):
