@@ -158,15 +158,14 @@ def test_model_fields_static_and_traced():
     assert e.equality_constraint_anchor.shape == (0, 3) and e.equality_constraint_count == 0
 
 
-def test_semi_implicit_raises_on_enabled_constraints():
-    """SolverSemiImplicit does not enforce them (SolverFeatherstone and SolverXPBD do: test_featherstone_constraints,
-    test_xpbd_equality)."""
+def test_native_solvers_accept_enabled_and_disabled_constraints():
+    """All native solvers enforce them (test_featherstone_constraints, test_xpbd_equality,
+    test_semi_implicit_equality)."""
     b, ix = chain_builder()
     b.add_constraint_mimic(ix["j3"], ix["j1"], label="mim")
     m = b.finalize(dtype=F64)
-    with pytest.raises(NotImplementedError, match=r"SolverSemiImplicit.*'mim'.*SolverMuJoCo"):
-        jaxart.solvers.SolverSemiImplicit(m)
-    jaxart.solvers.SolverXPBD(m)  # enforced there
+    jaxart.solvers.SolverSemiImplicit(m)
+    jaxart.solvers.SolverXPBD(m)
     b, ix = chain_builder()
     b.add_equality_constraint_connect(ix["l2"], -1, label="off", enabled=False)
     jaxart.solvers.SolverFeatherstone(b.finalize(dtype=F64))  # disabled constraints are fine

@@ -37,7 +37,7 @@ def _hinge(b, pivot, com_z: float, mass: float, label: str):
     return link, j
 
 
-def _mechanisms():
+def _mechanisms(dtype=None):
     """Bob pinned by a CONNECT at (0, 0, 2); link + box WELD at (1, 0, 2); hinges a, b, c at x = 2, 3, 4 coupled
     by a mimic (b ← a) and a JOINT (c ← a). All start at rest, turned by AMP (a: AMP, b and c on their rows)."""
     b = jaxart.ModelBuilder()
@@ -56,7 +56,7 @@ def _mechanisms():
     b.joint_q[qs[j]] = AMP
     b.joint_q[qs[ja]], b.joint_q[qs[jb]] = AMP, MIMIC * AMP
     b.joint_q[qs[jc]] = POLY[1] * AMP + POLY[2] * AMP ** 2
-    return b.finalize(), dict(bob=bob, link=link, box=box, j=qs[j], a=qs[ja], b=qs[jb], c=qs[jc])
+    return b.finalize(dtype=dtype), dict(bob=bob, link=link, box=box, j=qs[j], a=qs[ja], b=qs[jb], c=qs[jc])
 
 
 def _omega(parts) -> float:
@@ -134,10 +134,7 @@ def test_flags_are_checked_and_read_by_the_other_solvers():
     assert model.equality_constraint_enabled.dtype == model.joint_q.dtype
     with pytest.raises(ValueError, match=r"equality constraint flags must have shape \(3,\)"):
         set_constraints_enabled(model, equality=[True, False])
-    with pytest.raises(NotImplementedError, match="SolverSemiImplicit.*'pin'.*SolverXPBD"):
-        SolverSemiImplicit(model)
-    off = set_constraints_enabled(model, equality=jnp.zeros(3), mimic=[False])
-    SolverSemiImplicit(off)  # all disabled: accepted
+    SolverSemiImplicit(model)  # enforced there (penalty springs: test_semi_implicit_equality)
     mj = SolverMuJoCo(set_constraints_enabled(model, equality=[True, False, True])).mj_model
     assert mj.eq_active0.tolist() == [1, 0, 1, 1]
 

@@ -13,6 +13,11 @@ term per tendon, solved by :func:`~jaxart.dynamics.dense_solve.dense_acceleratio
 argument), and the right-hand side the loads of ``f − K dt L̇``, applied like explicit tendon forces
 (fixed: ``c·f`` on the joints; spatial: point forces on the links). ``K`` and ``D`` are non-negative,
 so the added term is positive semi-definite and a tendon spring alone never adds energy.
+
+A tendon actuator with an effort limit is treated like a joint drive with one
+(:func:`~jaxart.dynamics.joint_forces.joint_forces`): its force with the look-ahead is clamped to
+``±tendon_effort_limit`` and, while saturated, its gains leave ``K`` and ``D`` (the clamped force is a constant
+load), :func:`jaxart.dynamics.tendons.tendon_step_loads`.
 """
 
 from __future__ import annotations

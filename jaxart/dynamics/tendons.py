@@ -18,9 +18,12 @@ tendon ranges as soft constraints instead (``SolverMuJoCo`` maps ``ke``/``kd`` t
 (−ke, −kd)`` as for joints; the two agree only approximately, through MuJoCo's impedance).
 
 A tendon's actuator adds ``f_act = tendon_f + ke_t (L* − L) + kd_t (L̇* − L̇)`` (``Control.tendon_f``,
-``tendon_target_length``/``velocity``; gains ``Model.tendon_target_ke/kd``). ``SolverFeatherstone`` applies all
-of it implicitly by default (the stiffness and damping at the end-of-step length and rate,
-:mod:`jaxart.dynamics.tendon_terms`), explicitly with ``drive="explicit"``.
+``tendon_target_length``/``velocity``; gains ``Model.tendon_target_ke/kd``), clamped to ``±tendon_effort_limit``
+(MuJoCo's ``forcerange``). ``SolverFeatherstone`` applies all of it implicitly by default (the stiffness and
+damping at the end-of-step length and rate, :mod:`jaxart.dynamics.tendon_terms`), explicitly with
+``drive="explicit"``; an implicit actuator is clamped like a joint drive with an effort limit: the force with the
+look-ahead ``tendon_f + ke_t (L* − L − dt L̇) + kd_t (L̇* − L̇)`` is clamped, and a saturated actuator drops its
+gains from the implicit rows (a constant force).
 """
 
 from __future__ import annotations
@@ -119,20 +122,25 @@ def tendon_controls(model: Model, control) -> tuple:
             model.tendon_target_velocity if vel is None else vel)
 
 
-def tendon_actuator_forces(model: Model, control, length, speed):
-    """Scalar tendon actuator forces ``tendon_f + ke (L* − L) + kd (L̇* − L̇)`` [N] (positive lengthens)."""
+def tendon_actuator_forces(model: Model, control, length, speed, *, look: float = 0.0):
+    """Scalar tendon actuator forces ``tendon_f + ke (L* − L − look L̇) + kd (L̇* − L̇)`` [N] (positive lengthens),
+    clamped to ``±tendon_effort_limit``, and whether each is saturated."""
     f, target, target_vel = tendon_controls(model, control)
-    return f + model.tendon_target_ke * (target - length) + model.tendon_target_kd * (target_vel - speed)
+    ke, kd = model.tendon_target_ke, model.tendon_target_kd
+    drive = f + ke * (target - length - look * speed) + kd * (target_vel - speed)
+    limit = model.tendon_effort_limit
+    return jnp.clip(drive, -limit, limit), jnp.abs(drive) > limit
 
 
-def _tendon_gains(model: Model, length):
+def _tendon_gains(model: Model, length, saturated):
     """``(K, D)``: the active stiffness ``−∂f/∂L`` and damping ``−∂f/∂L̇`` of each tendon (spring outside its
-    dead band, penalty limit while violated, actuator drive)."""
+    dead band, penalty limit while violated, actuator drive unless ``saturated``)."""
     low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
     spring = jnp.where((length > high) | (length < low), model.tendon_stiffness, 0.0)
     active = (length < model.tendon_limit_lower) | (length > model.tendon_limit_upper)
-    k = spring + jnp.where(active, model.tendon_limit_ke, 0.0) + model.tendon_target_ke
-    d = model.tendon_damping + jnp.where(active, model.tendon_limit_kd, 0.0) + model.tendon_target_kd
+    k = spring + jnp.where(active, model.tendon_limit_ke, 0.0) + jnp.where(saturated, 0.0, model.tendon_target_ke)
+    d = (model.tendon_damping + jnp.where(active, model.tendon_limit_kd, 0.0)
+         + jnp.where(saturated, 0.0, model.tendon_target_kd))
     return k, d
 
 
@@ -149,16 +157,19 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
     Returns:
         ``(joint_f (nd,), body_f (nb, 6), lowrank)``: loads of the forces ``f − K dt L̇`` (explicit: ``f``) and,
         when implicit, the rank-one rows ``(J (nten, nd), w (nten,))`` with ``w = D dt + K dt²`` for the
-        joint-space matrix (``None`` when explicit).
+        joint-space matrix (``None`` when explicit). The actuator force is clamped by ``tendon_effort_limit``
+        (implicit: with its look-ahead, and a saturated actuator leaves ``K``, ``D``; module docstring).
     """
     from jaxart.dynamics.tendon_terms import tendon_jacobian
 
     length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
-    f = tendon_scalar_forces(model, length, speed) + tendon_actuator_forces(model, control, length, speed)
+    passive = tendon_scalar_forces(model, length, speed)
+    act, saturated = tendon_actuator_forces(model, control, length, speed, look=dt if implicit else 0.0)
     if not implicit:
-        return (*_loads(model, f, u, arm), None)
-    k, d = _tendon_gains(model, length)
-    joint_f, body_f = _loads(model, f - k * dt * speed, u, arm)
+        return (*_loads(model, passive + act, u, arm), None)
+    k, d = _tendon_gains(model, length, saturated)
+    k_passive = k - jnp.where(saturated, 0.0, model.tendon_target_ke)  # the actuator's look-ahead is in ``act``
+    joint_f, body_f = _loads(model, passive - k_passive * dt * speed + act, u, arm)
     return joint_f, body_f, (tendon_jacobian(model, joint_q, body_q), d * dt + k * dt * dt)
 
 
@@ -233,10 +244,11 @@ def eval_tendon_joint_forces(model: Model, state: State) -> jax.Array:
 
 def eval_tendon_actuator_forces(model: Model, state: State, control=None) -> jax.Array:
     """``(tendon_count,)`` tendon actuator forces [N] ``tendon_f + ke (L* − L) + kd (L̇* − L̇)`` (positive
-    lengthens; MuJoCo's ``actuator_force`` of a gear-1 tendon actuator); ``control=None``: the model defaults."""
+    lengthens; MuJoCo's ``actuator_force`` of a gear-1 tendon actuator), clamped to ``±tendon_effort_limit``;
+    ``control=None``: the model defaults."""
     _check("eval_tendon_actuator_forces", model, state)
     length, speed, _, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
-    return tendon_actuator_forces(model, control, length, speed)
+    return tendon_actuator_forces(model, control, length, speed)[0]
 
 
 def resolve_springlength(model: Model) -> Model:

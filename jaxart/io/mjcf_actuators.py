@@ -10,8 +10,10 @@ human-readable issues for the importer's single warning.
 Actuators on a tendon (``trntype`` tendon) are collected per tendon by :func:`map_tendon_actuators` with the
 same classification: a servo becomes the tendon's drive (``target_ke = kp g²``, ``target_kd = kv g²``,
 ``target_length = u/g``; :mod:`jaxart.io.mjcf_tendons`), a motor needs nothing in the model (its force
-``gain·gear·ctrl`` is ``Control.tendon_f``). Force/control ranges of tendon actuators are reported (jaxart's
-tendon actuators have no effort limit).
+``gain·gear·ctrl`` is ``Control.tendon_f``). ``forcerange`` (and a motor's ``ctrlrange``) becomes the tendon's
+``effort_limit`` (``|gear|·max|range|``, as for joints): exact for one actuator with a symmetric range; an
+asymmetric range, or limits on a tendon with several actuators (jaxart bounds their sum, MuJoCo each one),
+are reported.
 """
 
 from __future__ import annotations
@@ -94,9 +96,14 @@ def _classify(m, a: int) -> tuple[DofDrive | None, str | None]:
     return drive, None
 
 
-def _merge(old: DofDrive, new: DofDrive) -> DofDrive | None:
-    """Combine a position-only and a velocity-only servo on one DOF; ``None`` when they conflict."""
+def _merge(old: DofDrive, new: DofDrive, *, motors_add: bool = False) -> DofDrive | None:
+    """Combine a position-only and a velocity-only servo on one DOF (with ``motors_add``, also a motor and any
+    drive: the motor only adds a feed-forward force); ``None`` when they conflict."""
     pair = {old.mode, new.mode}
+    if motors_add and JointTargetMode.EFFORT in pair:
+        keep = old if new.mode == JointTargetMode.EFFORT else new
+        return DofDrive(keep.mode, ke=keep.ke, kd=keep.kd, effort_limit=min(old.effort_limit, new.effort_limit),
+                        target_q=keep.target_q, names=old.names + new.names)
     if pair != {JointTargetMode.POSITION, JointTargetMode.VELOCITY}:
         return None
     pos = old if old.mode == JointTargetMode.POSITION else new
@@ -133,16 +140,22 @@ def map_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
             issues.append(issue)
         if drive is None:
             continue
-        dof = int(m.jnt_dofadr[jnt])
-        if dof in drives:
-            merged = _merge(drives[dof], drive)
-            if merged is None:
-                issues.append(f"actuator {name!r}: joint {m.joint(jnt).name!r} already driven by "
-                              f"{drives[dof].names}; ignored")
-                continue
-            drive = merged
-        drives[dof] = drive
+        _add_drive(drives, int(m.jnt_dofadr[jnt]), drive, issues, what=f"joint {m.joint(jnt).name!r}")
     return drives, issues
+
+
+def _add_drive(drives: dict, key: int, drive: DofDrive, issues: list[str], *, what: str,
+               motors_add: bool = False) -> None:
+    """Put ``drive`` at ``drives[key]``, merged with the drive already there (:func:`_merge`); a conflicting one
+    is reported and ignored."""
+    old = drives.get(key)
+    if old is not None:
+        merged = _merge(old, drive, motors_add=motors_add)
+        if merged is None:
+            issues.append(f"actuator {drive.names[0]!r}: {what} already driven by {old.names}; ignored")
+            return
+        drive = merged
+    drives[key] = drive
 
 
 def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
@@ -152,9 +165,9 @@ def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
         m: Compiled ``mujoco.MjModel``.
 
     Returns:
-        ``(drives, issues)``: drives keyed by MuJoCo tendon id (``ke``/``kd``/``target_q`` are the tendon's
-        ``target_ke``/``target_kd``/``target_length``; ``EFFORT`` for motors), and the actuators that could
-        not be represented or were approximated.
+        ``(drives, issues)``: drives keyed by MuJoCo tendon id (``ke``/``kd``/``target_q``/``effort_limit`` are the
+        tendon's ``target_ke``/``target_kd``/``target_length``/``effort_limit``; ``EFFORT`` for motors), and the
+        actuators that could not be represented or were approximated.
     """
     drives: dict[int, DofDrive] = {}
     issues: list[str] = []
@@ -168,19 +181,13 @@ def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
             issues.append(issue)
         if drive is None:
             continue
-        if np.isfinite(drive.effort_limit):
-            issues.append(f"actuator {name!r}: force/control range on a tendon actuator (not applied)")
-        if drive.mode == JointTargetMode.EFFORT:
-            drive = DofDrive(JointTargetMode.EFFORT, names=(name,))
-        old = drives.get(ten)
-        if old is not None and JointTargetMode.EFFORT in (old.mode, drive.mode):
-            drive = old if drive.mode == JointTargetMode.EFFORT else drive  # a motor adds only Control.tendon_f
-        elif old is not None:
-            merged = _merge(old, drive)
-            if merged is None:
-                issues.append(f"actuator {name!r}: tendon {m.tendon(ten).name or ten!r} already driven by "
-                              f"{old.names}; ignored")
-                continue
-            drive = merged
-        drives[ten] = drive
+        rng = m.actuator_forcerange[a]
+        if m.actuator_forcelimited[a] and rng[0] != -rng[1]:
+            issues.append(f"actuator {name!r}: asymmetric forcerange {rng.tolist()} on a tendon applied as "
+                          f"±{float(np.abs(rng).max())}·|gear| (effort_limit {drive.effort_limit})")
+        _add_drive(drives, ten, drive, issues, what=f"tendon {m.tendon(ten).name or ten!r}", motors_add=True)
+    for drive in drives.values():
+        if len(drive.names) > 1 and np.isfinite(drive.effort_limit):
+            issues.append(f"actuators {drive.names}: force limits of several actuators on one tendon applied to "
+                          f"their sum (effort_limit {drive.effort_limit})")
     return drives, issues

@@ -7,7 +7,8 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
   scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
 * ``<spatial>`` through ``<site>`` entries only → the sites' positions on their (jaxart) bodies.
 * Actuators on the tendon (:func:`~jaxart.io.mjcf_actuators.map_tendon_actuators`): position / velocity servos
-  → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``.
+  → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``;
+  ``forcerange`` (a motor's ``ctrlrange``) → ``effort_limit``.
 * ``stiffness``, ``damping``, ``springlength`` (the compiled ``tendon_lengthspring``, so ``-1`` is
   already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
   ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
@@ -113,8 +114,10 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
 
 
 def _drive_kwargs(drive) -> dict:
-    """Builder ``target_*`` arguments of a tendon's imported servo (none for motors or no actuator)."""
+    """Builder ``target_*``/``effort_limit`` arguments of a tendon's imported actuators (none without one)."""
     if drive is None:
         return {}
     pos = drive.mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY)
-    return dict(target_ke=drive.ke, target_kd=drive.kd, target_length=drive.target_q if pos else None)
+    limit = drive.effort_limit if np.isfinite(drive.effort_limit) else None
+    return dict(target_ke=drive.ke, target_kd=drive.kd, target_length=drive.target_q if pos else None,
+                effort_limit=limit)

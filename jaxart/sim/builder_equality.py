@@ -11,8 +11,8 @@ Semantics (Newton 1.8 / MuJoCo ``mjEQ_*``; all frames are jaxart body frames, âˆ
 * Mimic (Newton's deprecated ``add_constraint_mimic``): ``q(joint0) == coef0 + coef1 Â· q(joint1)``
   for REVOLUTE/PRISMATIC joints (mapped to ``mjEQ_JOINT`` by ``SolverMuJoCo``).
 
-``SolverFeatherstone``, ``SolverXPBD`` and ``SolverMuJoCo`` enforce them; ``SolverSemiImplicit`` raises
-``NotImplementedError`` for models with enabled constraints. ``enabled`` becomes a traced ``Model`` leaf
+``SolverFeatherstone``, ``SolverXPBD``, ``SolverMuJoCo`` and ``SolverSemiImplicit`` (penalty springs) enforce
+them. ``enabled`` becomes a traced ``Model`` leaf
 (:func:`jaxart.sim.equality.set_constraints_enabled` switches it without recompiling).
 """
 

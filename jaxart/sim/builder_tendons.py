@@ -6,7 +6,8 @@ builder methods. ``limit_ke``/``limit_kd`` are jaxart's penalty gains of the len
 ``limitStiffness`` and a damping), like ``joint_limit_ke/kd``. ``target_ke``/``target_kd``/``target_length``/
 ``target_velocity`` configure the tendon's actuator (a drive along the tendon, like a joint's ``target_ke/kd``;
 MuJoCo's ``<position/velocity tendon=…>``, PhysX's tendon stiffness/damping toward a target length); its
-feed-forward force is ``Control.tendon_f``. See :mod:`jaxart.sim.tendons` for the
+feed-forward force is ``Control.tendon_f``, and ``effort_limit`` bounds the actuator's total force like a joint's
+``effort_limit`` (MuJoCo's ``forcerange``). See :mod:`jaxart.sim.tendons` for the
 lengths and :mod:`jaxart.dynamics.tendons` for the forces.
 """
 
@@ -67,6 +68,7 @@ class TendonBuilderMixin:
         self.tendon_target_kd: list[float] = []
         self.tendon_target_length: list[float] = []  # NaN (None): the initial length, resolved by finalize
         self.tendon_target_velocity: list[float] = []
+        self.tendon_effort_limit: list[float] = []
         self.tendon_label: list[str] = []
 
     @property
@@ -79,7 +81,8 @@ class TendonBuilderMixin:
                          springlength=(-1.0, -1.0), limited: bool | str = "auto", limit_range=(0.0, 0.0),
                          limit_ke: float | None = None, limit_kd: float | None = None, target_ke: float = 0.0,
                          target_kd: float = 0.0, target_length: float | None = None, target_velocity: float = 0.0,
-                         frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
+                         effort_limit: float | None = None, frictionloss: float = 0.0, armature: float = 0.0,
+                         margin: float = 0.0) -> int:
         """Add a fixed tendon ``L = Σ c_k q(joint_k)`` (MuJoCo ``<fixed>``, PhysX fixed tendon).
 
         Args:
@@ -99,6 +102,8 @@ class TendonBuilderMixin:
             target_kd: Actuator damping [N·s/m] toward ``Control.tendon_target_velocity``.
             target_length: Default target length [m] (``None``: the initial length).
             target_velocity: Default target length rate [m/s].
+            effort_limit: Bound [N] (> 0) on ``|tendon_f + ke (L* − L) + kd (L̇* − L̇)|``, the actuator force
+                (``None``: unlimited).
             frictionloss: Must be 0 (tendon friction is not supported).
             armature: Must be 0 (tendon armature is not supported).
             margin: Must be 0 (limit margins are not supported).
@@ -128,7 +133,8 @@ class TendonBuilderMixin:
         coefs = [as_float(c, f"{what}: coefficient of joint {j}") for j, c in pairs]
         self._append_tendon(TendonType.FIXED, name, what, (js, coefs, [], []), stiffness=stiffness, damping=damping,
                             springlength=springlength, limited=limited, limit_range=limit_range, limit_ke=limit_ke,
-                            limit_kd=limit_kd, drive=(target_ke, target_kd, target_length, target_velocity),
+                            limit_kd=limit_kd, drive=(target_ke, target_kd, target_length, target_velocity,
+                                                      effort_limit),
                             unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
@@ -136,8 +142,8 @@ class TendonBuilderMixin:
                            damping: float = 0.0, springlength=(-1.0, -1.0), limited: bool | str = "auto",
                            limit_range=(0.0, 0.0), limit_ke: float | None = None, limit_kd: float | None = None,
                            target_ke: float = 0.0, target_kd: float = 0.0, target_length: float | None = None,
-                           target_velocity: float = 0.0, frictionloss: float = 0.0, armature: float = 0.0,
-                           margin: float = 0.0) -> int:
+                           target_velocity: float = 0.0, effort_limit: float | None = None,
+                           frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
         """Add a spatial tendon through points fixed on bodies (MuJoCo ``<spatial>`` through sites).
 
         ``L = Σ_i |p_{i+1} − p_i|`` with the points in world coordinates; the tension ``f`` pulls each
@@ -149,7 +155,7 @@ class TendonBuilderMixin:
                 point [m] in the body frame).
                 :class:`TendonWrapGeom` and :class:`TendonWrapPulley` raise ``NotImplementedError``.
             label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, target_ke,
-            target_kd, target_length, target_velocity, frictionloss, armature, margin: As in
+            target_kd, target_length, target_velocity, effort_limit, frictionloss, armature, margin: As in
             :meth:`add_tendon_fixed`.
 
         Returns:
@@ -169,7 +175,7 @@ class TendonBuilderMixin:
         self._append_tendon(TendonType.SPATIAL, name, what, ([], [], bodies, points), stiffness=stiffness,
                             damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
                             limit_ke=limit_ke, limit_kd=limit_kd,
-                            drive=(target_ke, target_kd, target_length, target_velocity),
+                            drive=(target_ke, target_kd, target_length, target_velocity, effort_limit),
                             unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
@@ -202,7 +208,9 @@ class TendonBuilderMixin:
         cfg = self.default_joint_cfg
         lke = as_float(cfg.limit_ke if limit_ke is None else limit_ke, f"{what}: limit_ke", nonneg=True)
         lkd = as_float(cfg.limit_kd if limit_kd is None else limit_kd, f"{what}: limit_kd", nonneg=True)
-        tke, tkd, tlen, tvel = drive
+        tke, tkd, tlen, tvel, effort = drive
+        unlimited = effort is None or (isinstance(effort, float) and effort == np.inf)
+        effort = np.inf if unlimited else as_float(effort, f"{what}: effort_limit (None: unlimited)", positive=True)
         tke = as_float(tke, f"{what}: target_ke", nonneg=True)
         tkd = as_float(tkd, f"{what}: target_kd", nonneg=True)
         tlen = np.nan if tlen is None else as_float(tlen, f"{what}: target_length")  # NaN: resolved by finalize
@@ -224,6 +232,7 @@ class TendonBuilderMixin:
         self.tendon_target_kd.append(tkd)
         self.tendon_target_length.append(tlen)
         self.tendon_target_velocity.append(tvel)
+        self.tendon_effort_limit.append(effort)
         self.tendon_label.append(name)
 
     def _merge_tendons(self, src, body_offset: int, joint_offset: int, prefix: str | None,
@@ -243,7 +252,7 @@ class TendonBuilderMixin:
             self.tendon_attachment_bodies.append(bodies)
             self.tendon_attachment_points.append(points)
             for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd", "target_ke",
-                         "target_kd", "target_length", "target_velocity"):
+                         "target_kd", "target_length", "target_velocity", "effort_limit"):
                 getattr(self, f"tendon_{name}").append(getattr(src, f"tendon_{name}")[k])
             self.tendon_springlength.append(src.tendon_springlength[k].copy())
             self.tendon_label.append(new)

@@ -167,6 +167,7 @@ class Model:
             force is ``Control.tendon_f + ke (L* − L) + kd (L̇* − L̇)``.
         tendon_target_length, tendon_target_velocity: ``(nten,)`` default drive targets [m, m/s] (read by
             ``control()``; the builder's ``target_length=None`` is resolved to the initial length).
+        tendon_effort_limit: ``(nten,)`` bound [N] on the magnitude of the tendon actuator force (``inf``: none).
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
@@ -237,6 +238,7 @@ class Model:
     tendon_target_kd: jax.Array
     tendon_target_length: jax.Array
     tendon_target_velocity: jax.Array
+    tendon_effort_limit: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)

@@ -110,6 +110,7 @@ def tendon_fields(builder, arr) -> dict:
         tendon_target_kd=arr(b.tendon_target_kd, (nt,)),
         tendon_target_length=arr(b.tendon_target_length, (nt,)),
         tendon_target_velocity=arr(b.tendon_target_velocity, (nt,)),
+        tendon_effort_limit=arr(b.tendon_effort_limit, (nt,)),
         tendon=topo,
     )
 

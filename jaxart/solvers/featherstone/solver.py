@@ -31,7 +31,8 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
 ``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
 tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit and actuator (``Control.tendon_f``,
-                                              drive ``tendon_target_ke/kd``) as joint forces and body wrenches,
+                                              drive ``tendon_target_ke/kd``, clamped by ``tendon_effort_limit``)
+                                              as joint forces and body wrenches,
                                               stiffness and damping implicit (rank-one rows in the dense world
                                               solve, :mod:`jaxart.dynamics.tendon_terms`) unless
                                               ``drive="explicit"``

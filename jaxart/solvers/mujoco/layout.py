@@ -37,8 +37,9 @@ class MjLayout:
             (``(k, 4)`` indices).
         body_mj: ``(body_count,)`` MuJoCo body id of each jaxart body.
         ten_act, ten_src, ten_kind: tendon actuators: ``ctrl[ten_act]`` = ``(tendon_f, tendon_target_length,
-            tendon_target_velocity)[ten_kind][ten_src]`` (:func:`jaxart.solvers.mujoco.tendons.tendon_ctrl`).
-        ten_default: ``(3, tendon_count)`` host values of those three for ``Control`` fields that are ``None``.
+            tendon_target_velocity, combined)[ten_kind][ten_src]`` (:func:`jaxart.solvers.mujoco.tendons.tendon_ctrl`).
+        ten_default: ``(5, tendon_count)`` host values of those three for ``Control`` fields that are ``None``,
+            then the drive gains ``ke``, ``kd`` (weights of the combined control).
     """
 
     nq: int
@@ -71,7 +72,7 @@ class MjLayout:
     ten_act: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
-    ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
+    ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((5, 0)))
 
 
 class LayoutRecorder:
@@ -85,7 +86,7 @@ class LayoutRecorder:
         self.vel_act: list[tuple[str, int]] = []  # (actuator name, dof index)
         self.ball_act: list[tuple[str, int, int]] = []  # (actuator name, quaternion coord start, axis)
         self.ten_act: list[tuple[str, int, int]] = []  # (actuator name, tendon, kind: 0 force, 1 length, 2 rate)
-        self.ten_default = np.zeros((3, 0))
+        self.ten_default = np.zeros((5, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
 

@@ -12,6 +12,9 @@
   with ``target_ke > 0`` a position servo ``<label>__pos`` (gain ``ke``, bias ``(0, −ke, 0)``, ``ctrl =
   tendon_target_length``) and with ``target_kd > 0`` a velocity servo ``<label>__vel`` (gain ``kd``, bias
   ``(0, 0, −kd)``, ``ctrl = tendon_target_velocity``): together ``tendon_f + ke (L* − L) + kd (L̇* − L̇)``.
+  A tendon with a finite ``tendon_effort_limit`` instead gets one actuator ``<label>__act`` (gain 1, bias
+  ``(0, −ke, −kd)``, ``ctrl = tendon_f + ke L* + kd L̇*``, ``forcerange = ±effort_limit``), so MuJoCo clamps the
+  same total force as jaxart.
 """
 
 from __future__ import annotations
@@ -51,8 +54,10 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
     points = np.asarray(model.tendon_attachment_point, np.float64)
     p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
          for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
-                   "target_ke", "target_kd", "target_length", "target_velocity")}
-    rec.ten_default = np.stack([np.zeros(t.tendon_count), p["target_length"], p["target_velocity"]])
+                   "target_ke", "target_kd", "target_length", "target_velocity", "effort_limit")}
+    # rows 0-2: defaults of (tendon_f, target length, target velocity); rows 3-4: (ke, kd) of combined actuators
+    rec.ten_default = np.stack([np.zeros(t.tendon_count), p["target_length"], p["target_velocity"],
+                                p["target_ke"], p["target_kd"]])
     for k in range(t.tendon_count):
         label = t.tendon_label[k]
         what = f"SolverMuJoCo: tendon {label!r}"
@@ -67,7 +72,7 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             ten.range = [max(lo, -_UNLIMITED), min(hi, _UNLIMITED)]
             ke, kd = p["limit_ke"][k], p["limit_kd"][k]
             ten.solref_limit = [-ke, -kd] if ke > 0.0 else list(DEFAULT_SOLREF)
-        _add_actuators(spec, rec, label, k, p["target_ke"][k], p["target_kd"][k])
+        _add_actuators(spec, rec, label, k, p["target_ke"][k], p["target_kd"][k], p["effort_limit"][k])
         if int(t.tendon_type[k]) == TendonType.FIXED:
             for e in range(jstart[k], jstart[k + 1]):
                 ten.wrap_joint(_mj_joint(h, int(joints[e]), what), float(coef[e]))
@@ -80,11 +85,15 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             ten.wrap_site(site)
 
 
-def _add_actuators(spec: mujoco.MjSpec, rec, label: str, k: int, ke: float, kd: float) -> None:
-    """The tendon's motor and (for non-zero gains) position / velocity servos (module docstring)."""
-    for kind, suffix, gain, bias in ((0, "f", 1.0, None), (1, "pos", ke, [0.0, -ke, 0.0]),
-                                     (2, "vel", kd, [0.0, 0.0, -kd])):
-        if kind and gain <= 0.0:
+def _add_actuators(spec: mujoco.MjSpec, rec, label: str, k: int, ke: float, kd: float, limit: float) -> None:
+    """The tendon's motor and (for non-zero gains) position / velocity servos, or one combined actuator when the
+    effort is limited (module docstring)."""
+    if np.isfinite(limit):
+        acts = ((3, "act", 1.0, [0.0, -ke, -kd]),)
+    else:
+        acts = ((0, "f", 1.0, None), (1, "pos", ke, [0.0, -ke, 0.0]), (2, "vel", kd, [0.0, 0.0, -kd]))
+    for kind, suffix, gain, bias in acts:
+        if kind in (1, 2) and gain <= 0.0:
             continue
         name = f"{label}__{suffix}"
         act = spec.add_actuator(name=name, target=label, trntype=mujoco.mjtTrn.mjTRN_TENDON)
@@ -93,6 +102,9 @@ def _add_actuators(spec: mujoco.MjSpec, rec, label: str, k: int, ke: float, kd: 
         if bias is not None:
             act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
             act.biasprm = np.concatenate([bias, np.zeros(7)])
+        if np.isfinite(limit):
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            act.forcerange = [-limit, limit]
         rec.ten_act.append((name, k, kind))
 
 
@@ -112,6 +124,8 @@ def tendon_ctrl(layout, ctrl: jnp.ndarray, control) -> jnp.ndarray:
     fields = (control.tendon_f, control.tendon_target_length, control.tendon_target_velocity)
     rows = jnp.stack([jnp.asarray(layout.ten_default[i], ctrl.dtype) if f is None else f.astype(ctrl.dtype)
                       for i, f in enumerate(fields)])
+    ke, kd = (jnp.asarray(layout.ten_default[i], ctrl.dtype) for i in (3, 4))
+    rows = jnp.concatenate([rows, (rows[0] + ke * rows[1] + kd * rows[2])[None]])  # kind 3: combined actuator
     return ctrl.at[layout.ten_act].set(rows[layout.ten_kind, layout.ten_src])
 
 

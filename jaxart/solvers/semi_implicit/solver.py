@@ -29,6 +29,9 @@ kinematic bodies                            ✓ passed through unchanged
 fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit and actuator
                                               (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendons`
                                               as body wrenches (:mod:`jaxart.solvers.maximal.tendons`)
+equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
+                                              (:mod:`jaxart.solvers.semi_implicit.equality`); the
+                                              traced ``enabled`` flags switch them without recompiling
 armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)
 ==========================================  =====================================================
 
@@ -54,6 +57,7 @@ from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
 from jaxart.solvers.maximal.tendons import tendon_body_wrenches
+from jaxart.solvers.semi_implicit.equality import equality_wrenches
 from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
 
@@ -92,7 +96,6 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
-        self._reject_equality_constraints(model)
         reject_acceleration_drives(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
@@ -138,6 +141,7 @@ def semi_implicit_step(model: Model, state: State, control: Control | None, cont
         f = state.body_f.astype(dtype)
         f = f + joint_wrenches(model, state, control, attach_ke=attach_ke, attach_kd=attach_kd)
         f = f + tendon_body_wrenches(model, state, control)
+        f = f + equality_wrenches(model, state, attach_ke=attach_ke, attach_kd=attach_kd)
         if contacts is not None:
             f = f + contact_body_wrenches(model, state, contacts, smooth=contact_smoothing)
         body_q, body_qd = integrate_bodies(model, state.body_q, state.body_qd, f, dt, angular_damping=angular_damping)
