@@ -49,7 +49,7 @@ from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import JointDriveType, JointTargetMode, JointType
 
 __all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rows", "loop_axis_terms", "loop_coordinates_from_base",
-           "fold_loop_bias"]
+           "fold_loop_bias", "loop_state_plan", "loop_joint_state"]
 
 _UNLIMITED = 1e9
 
@@ -182,7 +182,7 @@ def _joint_rows(model, fr: _Frames, com, entry):
     q_rel = quat_mul(quat_conjugate(xp[3:]), xc[3:])
     d_local = rot_t @ (xc[:3] - xp[:3])
     w_rows = rot_t @ (fr.ang_jac(child) - fr.ang_jac(parent)).T  # ω_rel in the parent-anchor frame
-    if jt == int(JointType.DISTANCE):
+    if jt in (int(JointType.DISTANCE), int(JointType.FREE)):
         c = com[child]
         v_rows = rot_t @ (fr.point_jac(child, c) - fr.point_jac(parent, c)).T
         return jnp.concatenate([d_local, q_rel]), jnp.concatenate([v_rows, w_rows])
@@ -224,6 +224,18 @@ def loop_axis_rows(model, lay: DynamicsLayout, terms, axes: LoopAxes):
     return jnp.concatenate([o[0] for o in out]), jnp.concatenate([o[1] for o in out])
 
 
+def _rate_fn(model, lay: DynamicsLayout, joint_qd, body_q, axes: LoopAxes):
+    """``q ↦ (rates (n_L,), coords (n_c,))`` of the loop joints at the flat velocities ``joint_qd``."""
+    qd_flat = take_rows(jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)]), lay.dof_index.reshape(-1))
+
+    def rates(q):  # poses and columns only (not the block inertias of block_terms)
+        cols, (bq, com) = dof_columns(model, q, body_q)
+        coords, rows = loop_axis_rows(model, lay, _Poses(bq, com, take_rows(cols, lay.dof_index)), axes)
+        return rows @ qd_flat, coords
+
+    return rates
+
+
 def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
     """``(joint_q, joint_qd, bias)`` with the loop joints' entries replaced by their measured coordinates and
     rates, and ``bias = J̇_L q̇`` ``(n_L,)`` (the rates' change along the motion at fixed ``q̇``).
@@ -235,27 +247,70 @@ def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
         body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
         axes: :func:`loop_axis_plan` of the model.
     """
-    lay = dynamics_layout(model)
-    qd_flat = take_rows(jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)]), lay.dof_index.reshape(-1))
-
-    def rates(q):  # poses and columns only (not the block inertias of block_terms)
-        cols, (bq, com) = dof_columns(model, q, body_q)
-        coords, rows = loop_axis_rows(model, lay, _Poses(bq, com, take_rows(cols, lay.dof_index)), axes)
-        return rows @ qd_flat, coords
-
+    rates = _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)
     zero = jnp.zeros((), joint_q.dtype)
     q_dot = jax.jvp(lambda h: integrate_coords(model, joint_q, joint_qd, h), (zero,), (jnp.ones_like(zero),))[1]
     (rate, coords), (bias, _) = jax.jvp(rates, (joint_q,), (q_dot,))
     return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate), bias
 
 
-def loop_coordinates_from_base(model, joint_q, joint_qd, base_q, axes: LoopAxes):
-    """:func:`loop_coordinates` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+def _base_slots(model, base_q):
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
-    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
-    return loop_coordinates(model, joint_q, joint_qd, take_rows(jnp.concatenate([base_q, ident]), slot), axes)
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
+    return take_rows(jnp.concatenate([base_q, ident]), slot)
+
+
+def loop_coordinates_from_base(model, joint_q, joint_qd, base_q, axes: LoopAxes):
+    """:func:`loop_coordinates` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+    return loop_coordinates(model, joint_q, joint_qd, _base_slots(model, base_q), axes)
+
+
+def loop_state_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
+    """Every enabled loop-closing joint with coordinates (all but FIXED), whatever its terms: the joints whose
+    ``joint_q``/``joint_qd`` entries :func:`loop_joint_state` measures.
+
+    Args:
+        model: The model.
+        ignore_loop_joints: The solver ignores loop joints (empty plan: their entries are left alone).
+    """
+    topo = model.topology
+    if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
+        return LoopAxes(())
+    return _state_plan(topo)
+
+
+@functools.lru_cache(maxsize=64)
+def _state_plan(topo) -> LoopAxes:
+    art, qs, qst = topo.joint_articulation.array, topo.joint_qd_start.array, topo.joint_q_start.array
+    out = []
+    for j in np.flatnonzero(art < 0):
+        jt = JointType(int(topo.joint_type.array[j]))
+        if not topo.joint_enabled.array[j] or qs[j + 1] == qs[j] or jt == JointType.FIXED:
+            continue
+        nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
+        out.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(jt), nl, na,
+                    int(qs[j]), int(qst[j]), int(qst[j + 1] - qst[j])))
+    return LoopAxes(tuple(out))
+
+
+def loop_joint_state(model, joint_q, joint_qd, body_q, axes: LoopAxes):
+    """``(joint_q, joint_qd)`` with the loop joints' entries set to their coordinates and rates measured from the
+    anchor frames (the tree joint's convention: REVOLUTE angle, PRISMATIC slide, BALL ``q_P⁻¹ q_C``, D6 per axis,
+    FREE/DISTANCE anchor pose with the child-COM twist in the parent-anchor frame).
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates (tree entries define the configuration).
+        joint_qd: ``(joint_dof_count,)`` velocities (tree entries).
+        body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
+        axes: :func:`loop_state_plan` of the model.
+    """
+    if not axes.joints:
+        return joint_q, joint_qd
+    rate, coords = _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)
+    return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate)
 
 
 def fold_loop_bias(axes: LoopAxes, f0, d_extra, dyad, bias):

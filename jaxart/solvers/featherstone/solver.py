@@ -97,7 +97,7 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.constraint_rows import constraint_plan
 from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import loop_axis_plan
+from jaxart.dynamics.loop_axes import loop_axis_plan, loop_state_plan
 from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.enums import JointType
@@ -230,7 +230,8 @@ class SolverFeatherstone(SolverBase):
                                  extra_body_f=extra, contacts=implicit_contacts,
                                  stiction_velocity=self.stiction_velocity,
                                  drive_limits_are_forces=self.drive_limits_are_forces,
-                                 constraints=self._constraints())
+                                 constraints=self._constraints(),
+                                 loop_joints=loop_state_plan(self.model, ignore_loop_joints=self.ignore_loop_joints))
 
     def _constraints(self) -> Constraints | None:
         plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
