@@ -26,7 +26,9 @@ solve as ``Jᵀ diag(e) J`` in the matrix and ``Jᵀ f_L`` on the right-hand sid
 rank-one ``(Jᵀw)(Jᵀw)ᵀ``): the implicit law at the loop coordinate's end-of-step velocity
 ``J (q̇ + dt q̈)`` with its acceleration ``J q̈ + J̇ q̇`` — the same force as on a tree joint, in the same
 solve as the contacts and the constraint rows. ``J̇ q̇`` is one forward-mode derivative of the rates
-along the coordinate velocity. The state's loop ``joint_q``/``joint_qd`` entries are not written.
+along the coordinate velocity. After each step :func:`loop_joint_state` writes the same measured coordinates and
+rates of every enabled loop joint (:func:`loop_state_plan`, FREE joints included) into the state's
+``joint_q``/``joint_qd``, so they read as the equivalent tree joint's.
 """
 
 from __future__ import annotations
