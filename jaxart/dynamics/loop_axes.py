@@ -48,7 +48,7 @@ from jaxart.kinematics.angles import angular_coordinates
 from jaxart.kinematics.fk import base_bodies
 from jaxart.math import quat_conjugate, quat_mul, quat_to_matrix, quat_twist_angle, soa, transform_mul
 from jaxart.math.static_index import take_rows
-from jaxart.sim.enums import JointDriveType, JointTargetMode, JointType
+from jaxart.sim.enums import JointTargetMode, JointType
 
 __all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rows", "loop_axis_terms", "loop_coordinates_from_base",
            "fold_loop_bias", "loop_state_plan", "loop_joint_state"]
@@ -104,8 +104,8 @@ def loop_axis_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
         The :class:`LoopAxes`.
 
     Raises:
-        NotImplementedError: ``ACCELERATION`` drives on a loop joint; drives or per-DOF limits on a loop-closing
-            FREE joint; drives on a loop-closing DISTANCE joint.
+        NotImplementedError: Drives or per-DOF limits on a loop-closing FREE joint; drives on a loop-closing
+            DISTANCE joint.
     """
     topo = model.topology
     if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
@@ -131,7 +131,6 @@ def _active_dofs(model) -> tuple | None:
 @functools.lru_cache(maxsize=64)
 def _plan(topo, active: tuple | None) -> LoopAxes:
     art, qs, qst = topo.joint_articulation.array, topo.joint_qd_start.array, topo.joint_q_start.array
-    accel = None if topo.joint_drive_type is None else np.asarray(topo.joint_drive_type.array)
     out = []
     for j in np.flatnonzero(art < 0):
         jt = JointType(int(topo.joint_type.array[j]))
@@ -146,9 +145,6 @@ def _plan(topo, active: tuple | None) -> LoopAxes:
             driven, limited, passive = (any(a[d0:d1]) for a in active[:3])
             if jt == JointType.DISTANCE:  # its per-DOF limits are replaced by the anchor-distance limits
                 limited = active[3][d0] or active[4][d0]
-        if accel is not None and driven and np.any(accel[d0:d1] == int(JointDriveType.ACCELERATION)):
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing joint {label!r} has an ACCELERATION drive; "
-                                      "acceleration drives are only supported on tree joints (use FORCE drives)")
         if jt == JointType.FREE and (driven or limited):
             raise NotImplementedError(f"SolverFeatherstone: loop-closing FREE joint {label!r} has a drive or limits, "
                                       "which are not supported (it constrains nothing; make it a tree joint)")

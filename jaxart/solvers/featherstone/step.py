@@ -23,7 +23,7 @@ from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.aba_contact import static_side_only
 from jaxart.dynamics.dense_solve import Constraints
-from jaxart.dynamics.drive_inertia import drive_inertia_from_base
+from jaxart.dynamics.drive_inertia import drive_inertia_from_base, loop_drive_inertia
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
@@ -131,7 +131,12 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
-    m_eff = drive_inertia_from_base(model, joint_q, base_q) if acceleration_dofs(model.topology).any() else None
+    m_eff = None
+    accel = acceleration_dofs(model.topology)
+    if accel.any():  # static: effective inertias of the tree DOFs, and of the loop axes in the constrained system
+        m_eff = drive_inertia_from_base(model, joint_q, base_q)
+        if constraints is not None and constraints.has_axes and accel[constraints.axes.dofs].any():
+            m_eff = loop_drive_inertia(model, joint_q, base_q, constraints, m_eff)
     q_f, qd_f, bias = joint_q, joint_qd, None
     if constraints is not None and constraints.has_axes:  # loop joints' measured coordinates for their joint terms
         q_f, qd_f, bias = loop_coordinates_from_base(model, joint_q, joint_qd, base_q, constraints.axes)
