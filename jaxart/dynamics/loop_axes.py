@@ -14,9 +14,9 @@ Jacobian row ``J_L`` over the flat DOF slots (``q̇_L = J_L q̇``):
   three (the tree's coordinates of the same joint), rows ``cov_k · R_Pᵀ (ω_C − ω_P)``;
 * BALL: ``q_rel`` as the joint quaternion, ``ω_rel`` in the parent-anchor frame as its velocities
   (the tree's BALL convention, so drives and limits act on ``log(q_rel)``);
-* DISTANCE: the FREE-like coordinates of a tree DISTANCE joint (anchor offset ``d``, ``q_rel``; the
-  child-COM velocity relative to the parent and ``ω_rel`` in the parent-anchor frame), which carry
-  its anchor-distance limits.
+* FREE, DISTANCE: the coordinates of the tree joint (anchor offset ``d``, ``q_rel``; the child-COM velocity
+  relative to the parent and ``ω_rel`` in the parent-anchor frame), which carry their drives, per-DOF terms
+  (FREE: limits too) and the DISTANCE joints' anchor-distance limits.
 
 These coordinates are written into the loop joint's ``joint_q``/``joint_qd`` entries before
 :func:`~jaxart.dynamics.joint_forces.joint_forces` runs, so every law (drive with its effort limit,
@@ -102,10 +102,6 @@ def loop_axis_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
 
     Returns:
         The :class:`LoopAxes`.
-
-    Raises:
-        NotImplementedError: Drives or per-DOF limits on a loop-closing FREE joint; drives on a loop-closing
-            DISTANCE joint.
     """
     topo = model.topology
     if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
@@ -137,21 +133,13 @@ def _plan(topo, active: tuple | None) -> LoopAxes:
         d0, d1 = int(qs[j]), int(qs[j + 1])
         if not topo.joint_enabled.array[j] or d1 == d0:
             continue
-        label = topo.joint_label[j]
         if active is None:  # traced model: every term may be set
-            driven = jt not in (JointType.FREE, JointType.DISTANCE)
-            limited = passive = jt != JointType.FREE
+            driven = limited = passive = True
         else:
             driven, limited, passive = (any(a[d0:d1]) for a in active[:3])
             if jt == JointType.DISTANCE:  # its per-DOF limits are replaced by the anchor-distance limits
                 limited = active[3][d0] or active[4][d0]
-        if jt == JointType.FREE and (driven or limited):
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing FREE joint {label!r} has a drive or limits, "
-                                      "which are not supported (it constrains nothing; make it a tree joint)")
-        if jt == JointType.DISTANCE and driven:
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing DISTANCE joint {label!r} has a drive, which "
-                                      "is not supported (its distance limits and passive terms are)")
-        if not (driven or limited or passive) or jt in (JointType.FREE, JointType.FIXED):
+        if not (driven or limited or passive) or jt == JointType.FIXED:
             continue
         nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
         out.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(jt), nl, na, d0,
