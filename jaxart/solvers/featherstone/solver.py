@@ -10,8 +10,8 @@ DISTANCE                                    ✓ as FREE; finite distance limits 
 loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
                                               FREE/DISTANCE); ``ignore_loop_joints=True`` skips them
 loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
-springs, damping, friction                    DISTANCE: distance limits; ✗ ACCELERATION drives, drives
-                                              on loop FREE/DISTANCE joints, limits on loop FREE joints
+springs, damping, friction                    FREE/DISTANCE as the tree joints; DISTANCE: distance limits;
+                                              ACCELERATION drives scaled by ``1/(J W Jᵀ)`` (below)
 equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`);
                                               the traced ``enabled`` flags gate them at run time
                                               (no recompile; a model with any such constraint takes
@@ -58,6 +58,8 @@ Acceleration drives (``joint_drive_type = JointDriveType.ACCELERATION``, per DOF
 force is ``m_i (ke e + kd ė)`` with ``m_i = 1 / (H⁻¹)_ii`` (mass matrix with armature, at the step's start),
 implicit like force drives, so a DOF driven alone follows the same trajectory whatever its link inertias.
 The effort limit clamps that force. Such models take the dense world solve (as DISTANCE limits do).
+On the free axes of loop joints the effective inertia is ``1/(J W Jᵀ)``, ``W`` the response of the system
+with the constraint rows enforced (see :mod:`jaxart.dynamics.drive_inertia`).
 Constraints (loop-closing joints, equality and mimic constraints): every row ``g(q) = 0`` is imposed on
 the end-of-step velocity, ``G (q̇ + dt q̈) = −β g / dt`` (Baumgarte factor ``β = constraint_stabilization``),
 in the same solve as the drives and contacts: the saddle-point system ``[[A, Gᵀ], [G, −R]]`` is solved by
@@ -68,7 +70,7 @@ system: after each step their ``joint_q``/``joint_qd`` are measured from the anc
 (the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.loop_axes.loop_joint_state`).
 
 Loop joints' free axes (:mod:`jaxart.dynamics.loop_axes`): each free axis of a loop-closing REVOLUTE,
-PRISMATIC, BALL or D6 joint gets its coordinate measured from the anchor frames (the tree joint's
+PRISMATIC, BALL, D6, FREE or DISTANCE joint gets its coordinate measured from the anchor frames (the tree joint's
 coordinate of the same relative pose) and a Jacobian row ``J`` (its rate ``J q̇``); the tree's per-DOF
 law then gives its force (drive with effort limit, penalty limits that switch the drive off, spring,
 damping, friction), entering the solve as ``Jᵀ f`` with the implicit part ``Jᵀ (armature + k dt² + c dt) J``
@@ -146,8 +148,7 @@ class SolverFeatherstone(SolverBase):
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
-        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``; loop-closing
-            joints with ACCELERATION drives; drives on loop-closing FREE/DISTANCE joints, limits on loop FREE joints.
+        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
@@ -185,7 +186,7 @@ class SolverFeatherstone(SolverBase):
                              "recomputed every step)")
         _validate(model)
         constraint_plan(model, ignore_loop_joints=ignore_loop_joints)
-        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop-joint terms
+        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive
