@@ -6,7 +6,7 @@ Feature table (``✓`` honoured, ``✗`` raises):
 joint types PRISMATIC/REVOLUTE/BALL/FIXED/  ✓ (FREE integrated at the child COM as Newton does)
 FREE/D6
 DISTANCE                                    ✓ as FREE; finite distance limits as a penalty with the
-                                              first DOF's ``limit_ke/kd`` (✗ if both are 0: hard limit)
+                                              first DOF's ``limit_ke/kd``, or (both 0) a hard row
 loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
                                               FREE/DISTANCE); ``ignore_loop_joints=True`` skips them
 loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
@@ -103,7 +103,6 @@ from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.loop_axes import loop_axis_plan, loop_state_plan
 from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
-from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone.step import featherstone_step
@@ -148,7 +147,6 @@ class SolverFeatherstone(SolverBase):
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
-        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
@@ -250,25 +248,3 @@ def _validate(model: Model) -> None:
     if disabled:
         raise ValueError(f"SolverFeatherstone: disabled tree joints {disabled} are not supported")
     dynamics_layout(model)  # raises for articulations hanging from another articulation
-    _validate_free_dofs(model)
-
-
-def _validate_free_dofs(model: Model) -> None:
-    """Reject hard (zero-gain) finite DISTANCE limits: only the penalty form is enforced."""
-    topo = model.topology
-    try:
-        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
-        lke, lkd = np.asarray(model.joint_limit_ke), np.asarray(model.joint_limit_kd)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return  # traced model (e.g. under vmap): validated when built concretely
-    qs = topo.joint_qd_start.array
-    for j in range(topo.joint_count):
-        d0 = qs[j]
-        if JointType(int(topo.joint_type.array[j])) != JointType.DISTANCE or (lo[d0] < 0.0 and hi[d0] < 0.0):
-            continue
-        if lke[d0] <= 0.0 and lkd[d0] <= 0.0:
-            raise NotImplementedError(
-                f"SolverFeatherstone: DISTANCE joint {topo.joint_label[j]!r} has finite distance limits with "
-                "limit_ke = limit_kd = 0 (a hard limit), which a reduced-coordinate solver does not enforce; set "
-                "joint_limit_ke/joint_limit_kd of its first DOF (penalty limit), use negative min/max distances "
-                "(unlimited) or SolverXPBD")
