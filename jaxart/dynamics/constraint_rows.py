@@ -16,6 +16,11 @@ all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics
 * **WELD**: ``x2·anchor − x1·relpose.p`` (3 rows) and ``torquescale ×`` the rotation vector of
   ``q2 (q1 q_rel)⁻¹`` (3 rows).
 * **JOINT**: ``q1 − Σ c_k q2^k``; **mimic**: ``q0 − coef0 − coef1·q1`` (1 row each).
+* **hard DISTANCE limit** (a DISTANCE joint, tree or loop, whose first DOF has a finite limit and
+  ``limit_ke = limit_kd = 0``): ``|p_C − p_P| − d_lim`` (1 row), gated by its activity: on for a step when the
+  distance predicted from the step's start, ``d + dt·ḋ``, is beyond ``max_distance`` or below ``min_distance``
+  (an active set without complementarity: the row holds the limit for that step even where the body would
+  have moved back inside).
 
 Every equality and mimic constraint makes rows; their traced ``equality_constraint_enabled`` /
 ``constraint_mimic_enabled`` flags ``e`` scale them (``e·G_r``, ``e·g_r``), so a disabled constraint has zero

@@ -65,7 +65,9 @@ the end-of-step velocity, ``G (q̇ + dt q̈) = −β g / dt`` (Baumgarte factor 
 in the same solve as the drives and contacts: the saddle-point system ``[[A, Gᵀ], [G, −R]]`` is solved by
 its Schur complement with the Cholesky factor of ``A`` (``R`` a small regularisation, relative
 ``constraint_regularization``, so redundant rows such as a planar loop's out-of-plane directions are
-harmless). Models with rows take the dense world solve. Loop joints have no coordinates in the reduced
+harmless). Hard DISTANCE limits (``limit_ke = limit_kd = 0``) are such rows, switched on for a step when
+``d + dt·ḋ`` crosses the limit (:mod:`jaxart.dynamics.constraint_rows`). Models with rows take the dense
+world solve. Loop joints have no coordinates in the reduced
 system: after each step their ``joint_q``/``joint_qd`` are measured from the anchor frames of the new poses
 (the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.loop_axes.loop_joint_state`).
 
