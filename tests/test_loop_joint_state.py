@@ -12,6 +12,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from equality_models import fourbar_builder
 
 import jaxart
@@ -113,6 +114,7 @@ def _run(model, steps: int):
     return jax.lax.fori_loop(0, steps, lambda _, s: solver.step(s, None, None, 5e-3), st)
 
 
+@pytest.mark.slow  # the step's writing is also covered by test_loop_free_distance_drives (a compile less)
 def test_solver_writes_the_loop_joints_state():
     """A parallelogram closed by a REVOLUTE loop joint swinging from 2 rad/s: after 100 steps the loop joint's
     ``joint_q``/``joint_qd`` equal the rocker's angle and rate (the coupler translates)."""
