@@ -14,8 +14,14 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxart
+from jaxart.dynamics.constraint_rows import constraint_plan
+from jaxart.dynamics.dense_solve import Constraints
+from jaxart.dynamics.drive_inertia import loop_drive_inertia
+from jaxart.dynamics.loop_axes import loop_axis_plan
+from jaxart.kinematics.fk import base_bodies
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
 from jaxart.solvers import SolverFeatherstone
 
@@ -72,6 +78,19 @@ def _with_inertia(model, mass, com, inertia):
         jnp.asarray(com, F64)), body_inertia=model.body_inertia.at[0].set(jnp.diag(jnp.asarray(inertia, F64))))
 
 
+def test_loop_axis_effective_inertia_is_the_inertia_about_the_hinge():
+    """``1/(J W Jᵀ)`` of the loop hinge = ``I_zz + m r²`` about the hinge axis (0.008 + 0.15² + 0.05² kg·m²), not the
+    free body's unconstrained ``I_zz`` (0.008)."""
+    model = _model(True)
+    cons = Constraints(constraint_plan(model), 1.0, 1e-10, loop_axis_plan(model))
+    base_q = model.body_q[base_bodies(model.schedule)]
+    m_eff = jax.jit(loop_drive_inertia, static_argnums=3)(model, model.joint_q, base_q, cons,
+                                                          jnp.zeros(model.joint_dof_count, F64))
+    np.testing.assert_allclose(m_eff[-1], 0.008 + 0.15**2 + 0.05**2, rtol=1e-7)
+    np.testing.assert_array_equal(m_eff[:-1], 0.0)  # the tree DOFs' entries are passed through
+
+
+@pytest.mark.slow  # two compiled rollouts; the effective inertia itself is checked above
 def test_loop_acceleration_drive_is_independent_of_the_link_inertia_and_matches_the_tree_drive():
     """Loop hinge with two very different bodies (1 kg, COM 0.32 m off the hinge / 7 kg, COM 0.11 m off, other
     inertia) and the tree hinge follow the closed-form recursion of the acceleration law: the tree to rounding, the
