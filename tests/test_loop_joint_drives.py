@@ -177,23 +177,6 @@ def test_loop_distance_joint_limit_hangs_a_body_at_the_rope_length():
     assert np.abs(bq[:, 0, :2]).max() < 1e-9  # straight down
 
 
-def test_unsupported_loop_joint_terms_are_rejected():
-    b, _ = fourbar_builder("revolute")
-    b.joint_dof["target_ke"][-1] = 10.0
-    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.POSITION)
-    b.joint_drive_type[-1] = int(jaxart.JointDriveType.ACCELERATION)
-    with pytest.raises(NotImplementedError, match="'loop' has an ACCELERATION drive"):
-        SolverFeatherstone(b.finalize(dtype=F64))
-    b = jaxart.ModelBuilder()
-    body = b.add_link(mass=1.0, inertia=INERTIA)
-    b.add_articulation([b.add_joint_free(body)])
-    b.add_joint_distance(-1, body, max_distance=-1.0, label="rope")
-    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.VELOCITY)
-    b.joint_dof["target_kd"][-1] = 1.0
-    with pytest.raises(NotImplementedError, match="DISTANCE joint 'rope' has a drive"):
-        SolverFeatherstone(b.finalize(dtype=F64))
-
-
 @pytest.mark.slow  # the compilation of the reverse pass dominates (short horizon)
 def test_gradients_of_a_driven_closed_loop_step_match_finite_differences():
     """d(loss)/d(target, ke, kd, initial crank rate) through 5 steps of the parallelogram driven on its loop joint."""

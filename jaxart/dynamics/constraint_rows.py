@@ -16,6 +16,11 @@ all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics
 * **WELD**: ``x2·anchor − x1·relpose.p`` (3 rows) and ``torquescale ×`` the rotation vector of
   ``q2 (q1 q_rel)⁻¹`` (3 rows).
 * **JOINT**: ``q1 − Σ c_k q2^k``; **mimic**: ``q0 − coef0 − coef1·q1`` (1 row each).
+* **hard DISTANCE limit** (a DISTANCE joint, tree or loop, whose first DOF has a finite limit and
+  ``limit_ke = limit_kd = 0``): ``|p_C − p_P| − d_lim`` (1 row), gated by its activity: on for a step when the
+  distance predicted from the step's start, ``d + dt·ḋ``, is beyond ``max_distance`` or below ``min_distance``
+  (an active set without complementarity: the row holds the limit for that step even where the body would
+  have moved back inside).
 
 Every equality and mimic constraint makes rows; their traced ``equality_constraint_enabled`` /
 ``constraint_mimic_enabled`` flags ``e`` scale them (``e·G_r``, ``e·g_r``), so a disabled constraint has zero
@@ -29,6 +34,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -51,6 +57,7 @@ class ConstraintPlan(NamedTuple):
         weld: ``(constraint, body1, body2)`` of WELD constraints.
         joint: ``(constraint, q1, dof1, q2, dof2)`` of JOINT constraints (−1: no reference joint).
         mimic: ``(constraint, q0, dof0, q1, dof1)`` of mimic constraints.
+        distance: ``(joint, parent, child, first_dof)`` of DISTANCE joints with hard distance limits.
     """
 
     loops: tuple
@@ -58,11 +65,12 @@ class ConstraintPlan(NamedTuple):
     weld: tuple
     joint: tuple
     mimic: tuple
+    distance: tuple = ()
 
     @property
     def empty(self) -> bool:
         """Whether there is no row."""
-        return not (self.loops or self.connect or self.weld or self.joint or self.mimic)
+        return not (self.loops or self.connect or self.weld or self.joint or self.mimic or self.distance)
 
 
 def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPlan:
@@ -75,11 +83,25 @@ def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPla
     Returns:
         The :class:`ConstraintPlan` (the free axes' drives, limits and armature: :mod:`jaxart.dynamics.loop_axes`).
     """
-    return _plan(model.topology, model.equality, bool(ignore_loop_joints))
+    return _plan(model.topology, model.equality, bool(ignore_loop_joints), _hard_distance(model))
+
+
+def _hard_distance(model) -> tuple | None:
+    """Static flags of the joints whose first DOF has a finite limit and ``limit_ke = limit_kd = 0`` (a DISTANCE
+    joint's hard limit), or ``None`` for a traced model (every DISTANCE joint then gets its gated row)."""
+    try:
+        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
+        ke, kd = np.asarray(model.joint_limit_ke), np.asarray(model.joint_limit_kd)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+    if not len(lo):
+        return (False,) * model.topology.joint_count
+    d0 = np.minimum(np.asarray(model.topology.joint_qd_start.array)[:-1], len(lo) - 1)  # DOF-less joints: unread
+    return tuple((((lo[d0] >= 0.0) | (hi[d0] >= 0.0)) & (ke[d0] <= 0.0) & (kd[d0] <= 0.0)).tolist())
 
 
 @functools.lru_cache(maxsize=64)
-def _plan(topo, eq, ignore_loop_joints: bool) -> ConstraintPlan:
+def _plan(topo, eq, ignore_loop_joints: bool, hard: tuple | None = None) -> ConstraintPlan:
     art = topo.joint_articulation.array
     qs, qst = topo.joint_qd_start.array, topo.joint_q_start.array
     loops = []
@@ -107,8 +129,14 @@ def _plan(topo, eq, ignore_loop_joints: bool) -> ConstraintPlan:
     for k in range(eq.constraint_mimic_count):
         j0, j1 = int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k])
         mimic.append((k, int(qst[j0]), int(qs[j0]), int(qst[j1]), int(qs[j1])))
+    distance = []
+    for j in np.flatnonzero(topo.joint_type.array == int(JointType.DISTANCE)):
+        if (art[j] < 0 and (ignore_loop_joints or not topo.joint_enabled.array[j])) or (hard is not None
+                                                                                          and not hard[j]):
+            continue
+        distance.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(qs[j])))
     return ConstraintPlan(loops=tuple(loops), connect=tuple(groups[EqType.CONNECT]), weld=tuple(groups[EqType.WELD]),
-                          joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic))
+                          joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic), distance=tuple(distance))
 
 
 class _Frames:
@@ -192,6 +220,23 @@ def _loop_rows(model, fr: _Frames, loop):
     return out
 
 
+def _distance_rows(model, fr: _Frames, entry, qd_flat, dt):
+    """Gated row of a hard DISTANCE limit: ``d − d_lim`` with ``d = |p_C − p_P|``, active when the distance
+    predicted from the step's start, ``d + dt·ḋ``, crosses a finite limit and the joint's ``limit_ke/kd`` are 0."""
+    j, parent, child, d0 = entry
+    xp = transform_mul(fr.pose(parent), model.joint_X_p[j].astype(fr.dtype))
+    xc = transform_mul(fr.pose(child), model.joint_X_c[j].astype(fr.dtype))
+    delta = xc[:3] - xp[:3]
+    d = jnp.sqrt(jnp.sum(delta * delta) + jnp.finfo(fr.dtype).tiny)
+    row, _ = _linear_rows(fr, parent, xp[:3], child, xc[:3], (delta / d)[None])
+    pred = d + dt * (row[0] @ qd_flat)
+    lo, hi = (x[d0].astype(fr.dtype) for x in (model.joint_limit_lower, model.joint_limit_upper))
+    over, under = (hi >= 0.0) & (pred > hi), (lo >= 0.0) & (pred < lo)
+    hard = (model.joint_limit_ke[d0] <= 0.0) & (model.joint_limit_kd[d0] <= 0.0) & (d > 1e-9)
+    flag = ((over | under) & hard).astype(fr.dtype)
+    return _gated([(row, (d - jnp.where(over, hi, lo))[None])], flag)
+
+
 def _gated(rows, flag):
     """``(e·G, e·g, e)`` triples of row blocks ``(G, g)`` gated by the traced flag ``e``."""
     return [(jac * flag, err * flag, jnp.broadcast_to(flag, err.shape)) for jac, err in rows]
@@ -260,7 +305,7 @@ def _slot_of(lay: DynamicsLayout, dof_count: int) -> np.ndarray:
 
 
 def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: ConstraintPlan, body_q0=None, *,
-                    with_enabled: bool = False):
+                    with_enabled: bool = False, dt=None):
     """``(G, g)``: the ``(m, N)`` Jacobian rows over the flat DOF slots and the ``(m,)`` position errors.
 
     Args:
@@ -271,7 +316,8 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
         plan: :func:`constraint_plan` of the model.
         body_q0: ``(n, 7)`` body poses of the initial configuration (needed with CONNECT rows).
         with_enabled: Also return the ``(m,)`` row flags (1 for loop rows, the traced ``enabled`` flag of
-            equality/mimic rows).
+            equality/mimic rows, the activity of hard DISTANCE limits).
+        dt: The step's time step: hard DISTANCE limits are active when ``d + dt·ḋ`` crosses them (``None``: 0).
 
     Returns:
         ``(G, g)`` with ``ġ = G q̇`` (flat block velocities; rows of disabled constraints are zero), and the row
@@ -282,5 +328,8 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
     rows = [(*r, jnp.ones(r[1].shape, dtype)) for loop in plan.loops for r in _loop_rows(model, fr, loop)]
     rows += _equality_rows(model, fr, plan, body_q0)
     rows += _joint_rows(model, joint_q, fr.cols.shape[0], _slot_of(lay, model.joint_dof_count), plan, dtype)
+    step = jnp.zeros((), dtype) if dt is None else jnp.asarray(dt, dtype)
+    for entry in plan.distance:
+        rows += _distance_rows(model, fr, entry, terms.qd.reshape(-1).astype(dtype), step)
     out = tuple(jnp.concatenate([r[i] for r in rows]) for i in range(3))
     return out if with_enabled else out[:2]

@@ -173,7 +173,7 @@ def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constrain
     ``c = (−β g/dt − G q̇)/dt`` makes the end-of-step velocity ``q̇ + dt q̈`` remove ``β g`` per step, and the
     row flags ``e`` (rows of disabled constraints are zero)."""
     lay = dynamics_layout(model)
-    g_mat, err, on = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0, with_enabled=True)
+    g_mat, err, on = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0, with_enabled=True, dt=dt)
     g_mat = g_mat * free.reshape(1, -1).astype(g_mat.dtype)
     c = (-opts.stabilization * err / dt - g_mat @ terms.qd.reshape(-1)) / dt
     return g_mat, c, on

@@ -6,6 +6,16 @@ of the DOF's own acceleration response to a unit generalized force when every ot
 is how PhysX scales its drive impulses by the joint's unit response. A drive force ``m_i a`` on DOF ``i``
 alone then accelerates it by exactly ``a``, whatever the link masses; other forces (gravity, velocity
 products, other joints' drives) still act through the coupled dynamics. Kinematic DOFs get ``m_i = 1``.
+
+Free axes of loop-closing joints (:mod:`jaxart.dynamics.loop_axes`, Jacobian row ``J`` of the axis's coordinate)
+get ``m_L = 1 / (J W Jᵀ)`` with ``W = A⁻¹ − A⁻¹Gᵀ (G A⁻¹ Gᵀ + R)⁻¹ G A⁻¹`` the response of the constrained
+system: ``A`` the mass matrix with armature (the loop axes' armature ``Jᵀ diag(a) J`` included), ``G`` the hard
+rows of the loop joints and equality/mimic constraints with their regularisation ``R``
+(:mod:`jaxart.dynamics.dense_solve`). A loop axis's coordinate only moves with its joint's locked directions
+held, so its unit response is taken with the rows enforced: a REVOLUTE loop joint hanging a free body from the
+world then has ``m_L`` = the body's inertia about the hinge, as the tree REVOLUTE joint in its place. Tree DOFs
+keep the articulation's ``1/(H⁻¹)_ii`` (PhysX's articulation unit response, loop rows not included), so the
+two agree where the loop joint is the only closure of its DOF, not in general (a tree DOF inside a loop).
 """
 
 from __future__ import annotations
@@ -14,15 +24,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.cholesky import spd_solve
-from jaxart.dynamics.dense_solve import _fixed_rows, _free_mask
+from jaxart.dynamics.constraint_rows import constraint_rows
+from jaxart.dynamics.dense_solve import _fixed_rows, _free_mask, _initial_poses, _world_matrix
 from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.loop_axes import loop_axis_rows
 from jaxart.dynamics.mass_matrix import block_armature, crba
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import scatter_dofs
 from jaxart.kinematics.fk import base_bodies
 
-__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base", "reject_acceleration_drives"]
+__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base", "loop_drive_inertia",
+           "reject_acceleration_drives"]
 
 
 def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarray:
@@ -45,13 +58,53 @@ def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarr
     return scatter_dofs(lay, jnp.where(jnp.asarray(lay.dof_valid), m_eff, 0.0), model.joint_dof_count)
 
 
-def drive_inertia_from_base(model, joint_q: jnp.ndarray, base_q: jnp.ndarray) -> jnp.ndarray:
-    """:func:`drive_inertia` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+def _full_poses(model, base_q: jnp.ndarray) -> jnp.ndarray:
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
-    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
-    return drive_inertia(model, joint_q, jnp.concatenate([base_q, ident])[slot])
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
+    return jnp.concatenate([base_q, ident])[slot]
+
+
+def drive_inertia_from_base(model, joint_q: jnp.ndarray, base_q: jnp.ndarray) -> jnp.ndarray:
+    """:func:`drive_inertia` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+    return drive_inertia(model, joint_q, _full_poses(model, base_q))
+
+
+def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constraints, m_eff: jnp.ndarray):
+    """``m_eff`` with the loop axes' entries set to ``1 / (J W Jᵀ)`` (module docstring), at ``joint_q``.
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        base_q: ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.
+        constraints: :class:`~jaxart.dynamics.dense_solve.Constraints` with loop axes.
+        m_eff: ``(joint_dof_count,)`` effective inertias of the tree DOFs (:func:`drive_inertia`).
+
+    Returns:
+        ``(joint_dof_count,)`` effective inertias.
+    """
+    body_q, axes, dtype = _full_poses(model, base_q), constraints.axes, joint_q.dtype
+    lay = dynamics_layout(model)
+    terms = block_terms(model, joint_q, jnp.zeros((model.joint_dof_count,), dtype), body_q)
+    eye = jnp.eye(lay.max_dofs, dtype=dtype)
+    free = _free_mask(lay).reshape(1, -1)
+    rows = loop_axis_rows(model, lay, terms, axes)[1] * free.astype(dtype)
+    a = _world_matrix(crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
+    a = _fixed_rows(free, a + (rows.T @ (model.joint_armature[axes.dofs][:, None] * rows))[None])[0]
+    x = spd_solve(a, rows)  # (n_L, N): rows of (A⁻¹ Jᵀ)ᵀ
+    resp = jnp.sum(rows * x, axis=-1)
+    if not constraints.plan.empty:
+        g_mat, _, on = constraint_rows(model, lay, terms, joint_q, constraints.plan,
+                                       _initial_poses(model, base_q, constraints), with_enabled=True)
+        g_mat = g_mat * free.astype(dtype)
+        s = g_mat @ spd_solve(a, g_mat).T
+        s_diag = jnp.diagonal(s)
+        mean = jnp.sum(s_diag) / jnp.maximum(jnp.sum(on), 1.0)  # the solve's regularisation (dense_solve)
+        r_diag = constraints.regularization * (s_diag + 1e-3 * mean + jnp.finfo(dtype).tiny ** 0.5) + (1.0 - on)
+        gx = g_mat @ x.T  # (m, n_L)
+        resp = resp - jnp.sum(gx * spd_solve(s + jnp.diag(r_diag), gx.T).T, axis=0)
+    return m_eff.at[axes.dofs].set(1.0 / resp)
 
 
 def reject_acceleration_drives(model, solver: str) -> None:

@@ -14,9 +14,9 @@ Jacobian row ``J_L`` over the flat DOF slots (``q̇_L = J_L q̇``):
   three (the tree's coordinates of the same joint), rows ``cov_k · R_Pᵀ (ω_C − ω_P)``;
 * BALL: ``q_rel`` as the joint quaternion, ``ω_rel`` in the parent-anchor frame as its velocities
   (the tree's BALL convention, so drives and limits act on ``log(q_rel)``);
-* DISTANCE: the FREE-like coordinates of a tree DISTANCE joint (anchor offset ``d``, ``q_rel``; the
-  child-COM velocity relative to the parent and ``ω_rel`` in the parent-anchor frame), which carry
-  its anchor-distance limits.
+* FREE, DISTANCE: the coordinates of the tree joint (anchor offset ``d``, ``q_rel``; the child-COM velocity
+  relative to the parent and ``ω_rel`` in the parent-anchor frame), which carry their drives, per-DOF terms
+  (FREE: limits too) and the DISTANCE joints' anchor-distance limits.
 
 These coordinates are written into the loop joint's ``joint_q``/``joint_qd`` entries before
 :func:`~jaxart.dynamics.joint_forces.joint_forces` runs, so every law (drive with its effort limit,
@@ -26,7 +26,9 @@ solve as ``Jᵀ diag(e) J`` in the matrix and ``Jᵀ f_L`` on the right-hand sid
 rank-one ``(Jᵀw)(Jᵀw)ᵀ``): the implicit law at the loop coordinate's end-of-step velocity
 ``J (q̇ + dt q̈)`` with its acceleration ``J q̈ + J̇ q̇`` — the same force as on a tree joint, in the same
 solve as the contacts and the constraint rows. ``J̇ q̇`` is one forward-mode derivative of the rates
-along the coordinate velocity. The state's loop ``joint_q``/``joint_qd`` entries are not written.
+along the coordinate velocity. After each step :func:`loop_joint_state` writes the same measured coordinates and
+rates of every enabled loop joint (:func:`loop_state_plan`, FREE joints included) into the state's
+``joint_q``/``joint_qd``, so they read as the equivalent tree joint's.
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ from jaxart.kinematics.angles import angular_coordinates
 from jaxart.kinematics.fk import base_bodies
 from jaxart.math import quat_conjugate, quat_mul, quat_to_matrix, quat_twist_angle, soa, transform_mul
 from jaxart.math.static_index import take_rows
-from jaxart.sim.enums import JointDriveType, JointTargetMode, JointType
+from jaxart.sim.enums import JointTargetMode, JointType
 
 __all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rows", "loop_axis_terms", "loop_coordinates_from_base",
-           "fold_loop_bias"]
+           "fold_loop_bias", "loop_state_plan", "loop_joint_state"]
 
 _UNLIMITED = 1e9
 
@@ -100,10 +102,6 @@ def loop_axis_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
 
     Returns:
         The :class:`LoopAxes`.
-
-    Raises:
-        NotImplementedError: ``ACCELERATION`` drives on a loop joint; drives or per-DOF limits on a loop-closing
-            FREE joint; drives on a loop-closing DISTANCE joint.
     """
     topo = model.topology
     if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
@@ -129,31 +127,19 @@ def _active_dofs(model) -> tuple | None:
 @functools.lru_cache(maxsize=64)
 def _plan(topo, active: tuple | None) -> LoopAxes:
     art, qs, qst = topo.joint_articulation.array, topo.joint_qd_start.array, topo.joint_q_start.array
-    accel = None if topo.joint_drive_type is None else np.asarray(topo.joint_drive_type.array)
     out = []
     for j in np.flatnonzero(art < 0):
         jt = JointType(int(topo.joint_type.array[j]))
         d0, d1 = int(qs[j]), int(qs[j + 1])
         if not topo.joint_enabled.array[j] or d1 == d0:
             continue
-        label = topo.joint_label[j]
         if active is None:  # traced model: every term may be set
-            driven = jt not in (JointType.FREE, JointType.DISTANCE)
-            limited = passive = jt != JointType.FREE
+            driven = limited = passive = True
         else:
             driven, limited, passive = (any(a[d0:d1]) for a in active[:3])
             if jt == JointType.DISTANCE:  # its per-DOF limits are replaced by the anchor-distance limits
                 limited = active[3][d0] or active[4][d0]
-        if accel is not None and driven and np.any(accel[d0:d1] == int(JointDriveType.ACCELERATION)):
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing joint {label!r} has an ACCELERATION drive; "
-                                      "acceleration drives are only supported on tree joints (use FORCE drives)")
-        if jt == JointType.FREE and (driven or limited):
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing FREE joint {label!r} has a drive or limits, "
-                                      "which are not supported (it constrains nothing; make it a tree joint)")
-        if jt == JointType.DISTANCE and driven:
-            raise NotImplementedError(f"SolverFeatherstone: loop-closing DISTANCE joint {label!r} has a drive, which "
-                                      "is not supported (its distance limits and passive terms are)")
-        if not (driven or limited or passive) or jt in (JointType.FREE, JointType.FIXED):
+        if not (driven or limited or passive) or jt == JointType.FIXED:
             continue
         nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
         out.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(jt), nl, na, d0,
@@ -182,7 +168,7 @@ def _joint_rows(model, fr: _Frames, com, entry):
     q_rel = quat_mul(quat_conjugate(xp[3:]), xc[3:])
     d_local = rot_t @ (xc[:3] - xp[:3])
     w_rows = rot_t @ (fr.ang_jac(child) - fr.ang_jac(parent)).T  # ω_rel in the parent-anchor frame
-    if jt == int(JointType.DISTANCE):
+    if jt in (int(JointType.DISTANCE), int(JointType.FREE)):
         c = com[child]
         v_rows = rot_t @ (fr.point_jac(child, c) - fr.point_jac(parent, c)).T
         return jnp.concatenate([d_local, q_rel]), jnp.concatenate([v_rows, w_rows])
@@ -224,6 +210,18 @@ def loop_axis_rows(model, lay: DynamicsLayout, terms, axes: LoopAxes):
     return jnp.concatenate([o[0] for o in out]), jnp.concatenate([o[1] for o in out])
 
 
+def _rate_fn(model, lay: DynamicsLayout, joint_qd, body_q, axes: LoopAxes):
+    """``q ↦ (rates (n_L,), coords (n_c,))`` of the loop joints at the flat velocities ``joint_qd``."""
+    qd_flat = take_rows(jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)]), lay.dof_index.reshape(-1))
+
+    def rates(q):  # poses and columns only (not the block inertias of block_terms)
+        cols, (bq, com) = dof_columns(model, q, body_q)
+        coords, rows = loop_axis_rows(model, lay, _Poses(bq, com, take_rows(cols, lay.dof_index)), axes)
+        return rows @ qd_flat, coords
+
+    return rates
+
+
 def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
     """``(joint_q, joint_qd, bias)`` with the loop joints' entries replaced by their measured coordinates and
     rates, and ``bias = J̇_L q̇`` ``(n_L,)`` (the rates' change along the motion at fixed ``q̇``).
@@ -235,27 +233,70 @@ def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
         body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
         axes: :func:`loop_axis_plan` of the model.
     """
-    lay = dynamics_layout(model)
-    qd_flat = take_rows(jnp.concatenate([joint_qd, jnp.zeros((1,), joint_qd.dtype)]), lay.dof_index.reshape(-1))
-
-    def rates(q):  # poses and columns only (not the block inertias of block_terms)
-        cols, (bq, com) = dof_columns(model, q, body_q)
-        coords, rows = loop_axis_rows(model, lay, _Poses(bq, com, take_rows(cols, lay.dof_index)), axes)
-        return rows @ qd_flat, coords
-
+    rates = _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)
     zero = jnp.zeros((), joint_q.dtype)
     q_dot = jax.jvp(lambda h: integrate_coords(model, joint_q, joint_qd, h), (zero,), (jnp.ones_like(zero),))[1]
     (rate, coords), (bias, _) = jax.jvp(rates, (joint_q,), (q_dot,))
     return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate), bias
 
 
-def loop_coordinates_from_base(model, joint_q, joint_qd, base_q, axes: LoopAxes):
-    """:func:`loop_coordinates` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+def _base_slots(model, base_q):
     base = base_bodies(model.schedule)
     slot = np.full(model.body_count, len(base))
     slot[base] = np.arange(len(base))
-    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
-    return loop_coordinates(model, joint_q, joint_qd, take_rows(jnp.concatenate([base_q, ident]), slot), axes)
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
+    return take_rows(jnp.concatenate([base_q, ident]), slot)
+
+
+def loop_coordinates_from_base(model, joint_q, joint_qd, base_q, axes: LoopAxes):
+    """:func:`loop_coordinates` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
+    return loop_coordinates(model, joint_q, joint_qd, _base_slots(model, base_q), axes)
+
+
+def loop_state_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
+    """Every enabled loop-closing joint with coordinates (all but FIXED), whatever its terms: the joints whose
+    ``joint_q``/``joint_qd`` entries :func:`loop_joint_state` measures.
+
+    Args:
+        model: The model.
+        ignore_loop_joints: The solver ignores loop joints (empty plan: their entries are left alone).
+    """
+    topo = model.topology
+    if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
+        return LoopAxes(())
+    return _state_plan(topo)
+
+
+@functools.lru_cache(maxsize=64)
+def _state_plan(topo) -> LoopAxes:
+    art, qs, qst = topo.joint_articulation.array, topo.joint_qd_start.array, topo.joint_q_start.array
+    out = []
+    for j in np.flatnonzero(art < 0):
+        jt = JointType(int(topo.joint_type.array[j]))
+        if not topo.joint_enabled.array[j] or qs[j + 1] == qs[j] or jt == JointType.FIXED:
+            continue
+        nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
+        out.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(jt), nl, na,
+                    int(qs[j]), int(qst[j]), int(qst[j + 1] - qst[j])))
+    return LoopAxes(tuple(out))
+
+
+def loop_joint_state(model, joint_q, joint_qd, body_q, axes: LoopAxes):
+    """``(joint_q, joint_qd)`` with the loop joints' entries set to their coordinates and rates measured from the
+    anchor frames (the tree joint's convention: REVOLUTE angle, PRISMATIC slide, BALL ``q_P⁻¹ q_C``, D6 per axis,
+    FREE/DISTANCE anchor pose with the child-COM twist in the parent-anchor frame).
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates (tree entries define the configuration).
+        joint_qd: ``(joint_dof_count,)`` velocities (tree entries).
+        body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
+        axes: :func:`loop_state_plan` of the model.
+    """
+    if not axes.joints:
+        return joint_q, joint_qd
+    rate, coords = _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)
+    return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate)
 
 
 def fold_loop_bias(axes: LoopAxes, f0, d_extra, dyad, bias):

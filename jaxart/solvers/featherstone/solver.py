@@ -6,12 +6,12 @@ Feature table (``✓`` honoured, ``✗`` raises):
 joint types PRISMATIC/REVOLUTE/BALL/FIXED/  ✓ (FREE integrated at the child COM as Newton does)
 FREE/D6
 DISTANCE                                    ✓ as FREE; finite distance limits as a penalty with the
-                                              first DOF's ``limit_ke/kd`` (✗ if both are 0: hard limit)
+                                              first DOF's ``limit_ke/kd``, or (both 0) a hard row
 loop-closing joints                         ✓ hard bilateral rows in the joint-space solve (every type but
                                               FREE/DISTANCE); ``ignore_loop_joints=True`` skips them
 loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
-springs, damping, friction                    DISTANCE: distance limits; ✗ ACCELERATION drives, drives
-                                              on loop FREE/DISTANCE joints, limits on loop FREE joints
+springs, damping, friction                    FREE/DISTANCE as the tree joints; DISTANCE: distance limits;
+                                              ACCELERATION drives scaled by ``1/(J W Jᵀ)`` (below)
 equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`);
                                               the traced ``enabled`` flags gate them at run time
                                               (no recompile; a model with any such constraint takes
@@ -59,16 +59,21 @@ Acceleration drives (``joint_drive_type = JointDriveType.ACCELERATION``, per DOF
 force is ``m_i (ke e + kd ė)`` with ``m_i = 1 / (H⁻¹)_ii`` (mass matrix with armature, at the step's start),
 implicit like force drives, so a DOF driven alone follows the same trajectory whatever its link inertias.
 The effort limit clamps that force. Such models take the dense world solve (as DISTANCE limits do).
+On the free axes of loop joints the effective inertia is ``1/(J W Jᵀ)``, ``W`` the response of the system
+with the constraint rows enforced (see :mod:`jaxart.dynamics.drive_inertia`).
 Constraints (loop-closing joints, equality and mimic constraints): every row ``g(q) = 0`` is imposed on
 the end-of-step velocity, ``G (q̇ + dt q̈) = −β g / dt`` (Baumgarte factor ``β = constraint_stabilization``),
 in the same solve as the drives and contacts: the saddle-point system ``[[A, Gᵀ], [G, −R]]`` is solved by
 its Schur complement with the Cholesky factor of ``A`` (``R`` a small regularisation, relative
 ``constraint_regularization``, so redundant rows such as a planar loop's out-of-plane directions are
-harmless). Models with rows take the dense world solve. Loop joints keep their own ``joint_q``/``joint_qd``
-(they have no coordinates in the reduced system).
+harmless). Hard DISTANCE limits (``limit_ke = limit_kd = 0``) are such rows, switched on for a step when
+``d + dt·ḋ`` crosses the limit (:mod:`jaxart.dynamics.constraint_rows`). Models with rows take the dense
+world solve. Loop joints have no coordinates in the reduced
+system: after each step their ``joint_q``/``joint_qd`` are measured from the anchor frames of the new poses
+(the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.loop_axes.loop_joint_state`).
 
 Loop joints' free axes (:mod:`jaxart.dynamics.loop_axes`): each free axis of a loop-closing REVOLUTE,
-PRISMATIC, BALL or D6 joint gets its coordinate measured from the anchor frames (the tree joint's
+PRISMATIC, BALL, D6, FREE or DISTANCE joint gets its coordinate measured from the anchor frames (the tree joint's
 coordinate of the same relative pose) and a Jacobian row ``J`` (its rate ``J q̇``); the tree's per-DOF
 law then gives its force (drive with effort limit, penalty limits that switch the drive off, spring,
 damping, friction), entering the solve as ``Jᵀ f`` with the implicit part ``Jᵀ (armature + k dt² + c dt) J``
@@ -98,10 +103,9 @@ from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.constraint_rows import constraint_plan
 from jaxart.dynamics.dense_solve import Constraints
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import loop_axis_plan
+from jaxart.dynamics.loop_axes import loop_axis_plan, loop_state_plan
 from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
-from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone.step import featherstone_step
@@ -146,8 +150,6 @@ class SolverFeatherstone(SolverBase):
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
-        NotImplementedError: DISTANCE joints with finite distance limits and zero ``limit_ke/kd``; loop-closing
-            joints with ACCELERATION drives; drives on loop-closing FREE/DISTANCE joints, limits on loop FREE joints.
     """
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
@@ -185,7 +187,7 @@ class SolverFeatherstone(SolverBase):
                              "recomputed every step)")
         _validate(model)
         constraint_plan(model, ignore_loop_joints=ignore_loop_joints)
-        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)  # raises for unsupported loop-joint terms
+        loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)
         self.model = model
         self.angular_damping = float(angular_damping)
         self.drive = drive
@@ -231,7 +233,8 @@ class SolverFeatherstone(SolverBase):
                                  extra_body_f=extra, contacts=implicit_contacts,
                                  stiction_velocity=self.stiction_velocity,
                                  drive_limits_are_forces=self.drive_limits_are_forces,
-                                 constraints=self._constraints())
+                                 constraints=self._constraints(),
+                                 loop_joints=loop_state_plan(self.model, ignore_loop_joints=self.ignore_loop_joints))
 
     def _constraints(self) -> Constraints | None:
         plan = constraint_plan(self.model, ignore_loop_joints=self.ignore_loop_joints)
@@ -248,25 +251,3 @@ def _validate(model: Model) -> None:
     if disabled:
         raise ValueError(f"SolverFeatherstone: disabled tree joints {disabled} are not supported")
     dynamics_layout(model)  # raises for articulations hanging from another articulation
-    _validate_free_dofs(model)
-
-
-def _validate_free_dofs(model: Model) -> None:
-    """Reject hard (zero-gain) finite DISTANCE limits: only the penalty form is enforced."""
-    topo = model.topology
-    try:
-        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
-        lke, lkd = np.asarray(model.joint_limit_ke), np.asarray(model.joint_limit_kd)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return  # traced model (e.g. under vmap): validated when built concretely
-    qs = topo.joint_qd_start.array
-    for j in range(topo.joint_count):
-        d0 = qs[j]
-        if JointType(int(topo.joint_type.array[j])) != JointType.DISTANCE or (lo[d0] < 0.0 and hi[d0] < 0.0):
-            continue
-        if lke[d0] <= 0.0 and lkd[d0] <= 0.0:
-            raise NotImplementedError(
-                f"SolverFeatherstone: DISTANCE joint {topo.joint_label[j]!r} has finite distance limits with "
-                "limit_ke = limit_kd = 0 (a hard limit), which a reduced-coordinate solver does not enforce; set "
-                "joint_limit_ke/joint_limit_kd of its first DOF (penalty limit), use negative min/max distances "
-                "(unlimited) or SolverXPBD")

@@ -23,11 +23,17 @@ from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.aba_contact import static_side_only
 from jaxart.dynamics.dense_solve import Constraints
-from jaxart.dynamics.drive_inertia import drive_inertia_from_base
+from jaxart.dynamics.drive_inertia import drive_inertia_from_base, loop_drive_inertia
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import fold_loop_bias, loop_coordinates_from_base
+from jaxart.dynamics.loop_axes import (
+    LoopAxes,
+    fold_loop_bias,
+    loop_coordinates_from_base,
+    loop_joint_state,
+    loop_state_plan,
+)
 from jaxart.dynamics.tendons import tendon_step_loads
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
@@ -36,11 +42,12 @@ from jaxart.sim.model import Control, Model, State
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
-                                                    "stiction_velocity", "drive_limits_are_forces", "constraints"))
+                                                    "stiction_velocity", "drive_limits_are_forces", "constraints",
+                                                    "loop_joints"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
                       stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True,
-                      constraints: Constraints | None = None) -> State:
+                      constraints: Constraints | None = None, loop_joints: LoopAxes | None = None) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -62,6 +69,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             impulse per step (the drive force is clamped to ``effort_limit / dt``).
         constraints: Static :class:`~jaxart.dynamics.dense_solve.Constraints` (loop-closing joints, equality
             and mimic constraints as hard rows on the end-of-step velocity; dense world solve), or ``None``.
+        loop_joints: Static :func:`~jaxart.dynamics.loop_axes.loop_state_plan` whose joints' ``joint_q``/``joint_qd``
+            are measured from the new body poses (``None``: every enabled loop joint of the model).
 
     Returns:
         The new state.
@@ -99,6 +108,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         base = base_bodies(model.schedule)
         q, qd, body_q, body_qd = step(model, state.joint_q, state.joint_qd, state.body_q[base], state.body_qd[base],
                                       body_f, control, dt, *lane_rows)
+        loop_joints = loop_state_plan(model) if loop_joints is None else loop_joints
+        q, qd = loop_joint_state(model, q, qd, body_q, loop_joints)  # loop joints' own coordinates, measured
         return state.replace(joint_q=q, joint_qd=qd, body_q=body_q, body_qd=body_qd)
 
 
@@ -120,7 +131,12 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
-    m_eff = drive_inertia_from_base(model, joint_q, base_q) if acceleration_dofs(model.topology).any() else None
+    m_eff = None
+    accel = acceleration_dofs(model.topology)
+    if accel.any():  # static: effective inertias of the tree DOFs, and of the loop axes in the constrained system
+        m_eff = drive_inertia_from_base(model, joint_q, base_q)
+        if constraints is not None and constraints.has_axes and accel[constraints.axes.dofs].any():
+            m_eff = loop_drive_inertia(model, joint_q, base_q, constraints, m_eff)
     q_f, qd_f, bias = joint_q, joint_qd, None
     if constraints is not None and constraints.has_axes:  # loop joints' measured coordinates for their joint terms
         q_f, qd_f, bias = loop_coordinates_from_base(model, joint_q, joint_qd, base_q, constraints.axes)
