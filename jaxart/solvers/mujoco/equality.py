@@ -13,11 +13,17 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
 * ``EqType.JOINT`` → ``mjEQ_JOINT``: ``data[0:5]`` = polycoef (the bridge's hinge/slide ``qpos0``
   is 0, so MuJoCo's offsets from ``qpos0`` equal jaxart's absolute coordinates).
 * Mimic → ``mjEQ_JOINT`` (follower = joint1, leader = joint2) with ``data[0:2] = (coef0, coef1)``.
-* ``enabled`` → ``eq_active0`` (read at conversion time); names are the constraint labels.
+* ``enabled`` → ``eq_active0`` at conversion time, and at run time ``d.eq_active`` is set from the traced
+  ``Model.equality_constraint_enabled`` / ``Model.constraint_mimic_enabled`` in every step
+  (:func:`eq_active`; the layout records which MuJoCo row comes from which constraint), so
+  :func:`jaxart.sim.equality.set_constraints_enabled` switches rows under ``jit`` without retracing. A
+  constraint disabled at conversion is still emitted (inactive) so it can be enabled later. Names are
+  the constraint labels.
 * Loop-closing joints (outside every articulation, child reachable through the tree; Newton's
   mapping): FIXED → one WELD, REVOLUTE-like (0 linear + 1 angular DOF) → two CONNECTs 0.05 m either
   side of the anchor along the hinge axis, BALL-like (0 + 3) → one CONNECT; ``joint_enabled`` →
-  ``eq_active0``. Both points of each row are set exactly from ``joint_X_p``/``joint_X_c``. Other
+  ``eq_active0`` (static: loop rows ignore the run-time flags). Both points of each row are set exactly
+  from ``joint_X_p``/``joint_X_c``. Other
   loop-joint types, and drives on loop joints, raise ``NotImplementedError`` (Newton warns and
   skips them). The coordinates of loop joints are not MuJoCo coordinates: ``step`` leaves them
   unchanged.
@@ -105,9 +111,13 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
     names: set[str] = set()
     body_q = _initial_body_q(h.model) if np.any(eq.equality_constraint_type.array == EqType.CONNECT) else None
     for k in range(eq.equality_constraint_count):
-        _add_constraint(spec, h, fr, k, _unique(eq.equality_constraint_label[k], names), body_q, rec)
+        name = _unique(eq.equality_constraint_label[k], names)
+        _add_constraint(spec, h, fr, k, name, body_q, rec)
+        rec.eq_src.append((name, 0, k))
     for k in range(eq.constraint_mimic_count):
-        e = spec.add_equality(name=_unique(eq.constraint_mimic_label[k], names), type=mujoco.mjtEq.mjEQ_JOINT)
+        name = _unique(eq.constraint_mimic_label[k], names)
+        rec.eq_src.append((name, 1, k))
+        e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT)
         e.objtype = mujoco.mjtObj.mjOBJ_JOINT
         what = f"SolverMuJoCo: mimic constraint {eq.constraint_mimic_label[k]!r}"
         e.name1 = _mj_joint(h, int(eq.constraint_mimic_joint0.array[k]), what)
@@ -129,6 +139,28 @@ def enabled_flags(model, name: str) -> np.ndarray:
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError) as err:
         raise TypeError(f"SolverMuJoCo: {name} is traced; build the solver from a concrete model (the flags become "
                         "MuJoCo's eq_active0 at conversion time)") from err
+
+
+def eq_active(layout, model, base):
+    """MJX's ``eq_active`` from the model's traced ``enabled`` flags (jittable; no retrace when they change).
+
+    Args:
+        layout: The bridge's :class:`~jaxart.solvers.mujoco.layout.MjLayout` (``eq_row``/``eq_kind``/``eq_src``).
+        model: The jaxart model (``equality_constraint_enabled``, ``constraint_mimic_enabled``).
+        base: ``(neq,)`` ``eq_active`` of the MuJoCo model (``eq_active0``; loop-joint rows keep it).
+
+    Returns:
+        ``(neq,)`` flags in ``base``'s dtype.
+    """
+    import jax.numpy as jnp
+
+    if not layout.eq_row.size:
+        return base
+    flags = [jnp.asarray(getattr(model, f)).reshape(-1) > 0.5
+             for f in ("equality_constraint_enabled", "constraint_mimic_enabled")]
+    both = jnp.concatenate([flags[0], flags[1]])
+    offset = np.where(layout.eq_kind == 0, 0, flags[0].shape[0])
+    return base.at[layout.eq_row].set(both[layout.eq_src + offset].astype(base.dtype))
 
 
 def apply_equality_data(mj_model: mujoco.MjModel, rec) -> None:

@@ -39,6 +39,9 @@ class MjLayout:
         ten_act, ten_src, ten_kind: tendon actuators: ``ctrl[ten_act]`` = ``(tendon_f, tendon_target_length,
             tendon_target_velocity)[ten_kind][ten_src]`` (:func:`jaxart.solvers.mujoco.tendons.tendon_ctrl`).
         ten_default: ``(3, tendon_count)`` host values of those three for ``Control`` fields that are ``None``.
+        eq_row, eq_kind, eq_src: MuJoCo equality rows switched at run time: ``eq_active[eq_row]`` =
+            ``(equality_constraint_enabled, constraint_mimic_enabled)[eq_kind][eq_src]``
+            (:func:`jaxart.solvers.mujoco.equality.eq_active`); loop-joint rows are not listed.
     """
 
     nq: int
@@ -72,6 +75,9 @@ class MjLayout:
     ten_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
+    eq_row: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 class LayoutRecorder:
@@ -88,6 +94,7 @@ class LayoutRecorder:
         self.ten_default = np.zeros((3, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
+        self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 
     def resolve(self, mj_model, body_count: int) -> MjLayout:
         """Turn names into MuJoCo indices."""
@@ -98,6 +105,9 @@ class LayoutRecorder:
 
         def aid(name):
             return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+
+        def eid(name):
+            return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
 
         def bid(name):
             return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -138,4 +148,7 @@ class LayoutRecorder:
             ten_src=np.asarray([t for _, t, _ in self.ten_act], i32),
             ten_kind=np.asarray([k for _, _, k in self.ten_act], i32),
             ten_default=self.ten_default,
+            eq_row=np.asarray([eid(n) for n, _, _ in self.eq_src], i32),
+            eq_kind=np.asarray([k for _, k, _ in self.eq_src], i32),
+            eq_src=np.asarray([i for _, _, i in self.eq_src], i32),
         )
