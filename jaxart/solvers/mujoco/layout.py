@@ -42,6 +42,8 @@ class MjLayout:
         eq_row, eq_kind, eq_src: MuJoCo equality rows switched at run time: ``eq_active[eq_row]`` =
             ``(equality_constraint_enabled, constraint_mimic_enabled)[eq_kind][eq_src]``
             (:func:`jaxart.solvers.mujoco.equality.eq_active`); loop-joint rows are not listed.
+        loop_axes: :class:`~jaxart.dynamics.loop_axes.LoopAxes` entries of the loop joints with an auxiliary
+            body (their coordinates are re-measured from the tree before each step; ``()`` when none).
     """
 
     nq: int
@@ -78,6 +80,7 @@ class MjLayout:
     eq_row: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    loop_axes: tuple = ()
 
 
 class LayoutRecorder:
@@ -94,6 +97,8 @@ class LayoutRecorder:
         self.ten_default = np.zeros((3, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
+        self.aux: list[tuple[str, str]] = []  # (auxiliary body, child body) of loop joints: mujoco_loops
+        self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body
         self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 
     def resolve(self, mj_model, body_count: int) -> MjLayout:
@@ -151,4 +156,5 @@ class LayoutRecorder:
             eq_row=np.asarray([eid(n) for n, _, _ in self.eq_src], i32),
             eq_kind=np.asarray([k for _, k, _ in self.eq_src], i32),
             eq_src=np.asarray([i for _, _, i in self.eq_src], i32),
+            loop_axes=tuple(self.loop_axes),
         )

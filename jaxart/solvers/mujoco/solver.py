@@ -57,6 +57,7 @@ from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_st
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_unmapped
 from jaxart.solvers.mujoco.layout import MjLayout
+from jaxart.solvers.mujoco.loops import fix_aux_invweight, measure_loop_coords
 from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
     control_to_ctrl,
@@ -131,6 +132,7 @@ class SolverMuJoCo:
         except ValueError as e:
             raise ValueError(f"SolverMuJoCo: MuJoCo rejected the converted model: {e}") from None
         apply_equality_data(self.mj_model, recorder)
+        fix_aux_invweight(self.mj_model, recorder)
         self.layout: MjLayout = recorder.resolve(self.mj_model, model.body_count)
         self.mjx_model = mjx.put_model(self.mj_model)
         self._data0 = mjx.make_data(self.mjx_model)
@@ -235,7 +237,8 @@ class SolverMuJoCo:
 
 def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, model: Model) -> mjx.Data:
     ft = data0.qpos.dtype
-    jq, jqd = state.joint_q.astype(ft), state.joint_qd.astype(ft)
+    jq, jqd = measure_loop_coords(layout, model, state.joint_q.astype(ft), state.joint_qd.astype(ft),
+                                  state.body_q.astype(ft))
     force = (control.joint_f + control.joint_act).astype(ft)
     return data0.replace(
         qpos=joint_q_to_qpos(layout, jq),
