@@ -10,7 +10,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
   DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
-  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`); tendons
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`; loop PRISMATIC/D6 joints
+  and loop-joint drives: :mod:`~jaxart.solvers.mujoco.loops`); tendons
   become MuJoCo tendons (:mod:`~jaxart.solvers.mujoco.tendons`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal

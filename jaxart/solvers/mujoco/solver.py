@@ -25,7 +25,9 @@ solver warm start       none between steps (each step starts from ``qacc_smooth`
 gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
 equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / revolute / ball
-                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`); the
+                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`), loop
+                        PRISMATIC / D6 joints → an auxiliary body welded to the child, drives on
+                        loop joints → site-transmission actuators (:mod:`jaxart.solvers.mujoco.loops`); the
                         ``enabled`` flags set ``eq_active`` in every step (switch them with
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
