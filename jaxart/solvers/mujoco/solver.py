@@ -140,6 +140,9 @@ class SolverMuJoCo:
         self._data0 = mjx.make_data(self.mjx_model)
         self.update_body_state = bool(update_body_state)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step))
+        self._to_data = functools.partial(_to_data, self.layout)
+        if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
+            self._to_data = jax.jit(self._to_data)
         self.use_mujoco_contacts = bool(use_mujoco_contacts)
         self._contact_bridge = None
         if not self.use_mujoco_contacts:
@@ -210,7 +213,7 @@ class SolverMuJoCo:
         """The ``mjx.Data`` (before ``mjx.step``) for ``state`` and ``control`` (pure, jittable)."""
         if control is None:
             control = self.model.control()
-        return _to_data(self.layout, self._data0, state, control, self.model)
+        return self._to_data(self._data0, state, control, self.model)
 
     def from_mjx_data(self, data: mjx.Data, state: State) -> State:
         """Map ``data.qpos``/``data.qvel`` back into ``state`` (joint coordinates + FK)."""
