@@ -29,7 +29,8 @@ the tree-joint mapping's, ``step`` writes them back, and before each step they a
 cannot pull the weld apart. The auxiliary body has mass ``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo
 rejects massless moving bodies): a ~1e-6 relative perturbation of the mechanism's inertia (measured on the
 tests' 1 kg-link parallelogram closed by a PRISMATIC loop, 0.4 s at 2 ms: raising it 100× moves the body
-poses by 1.5e-5; the MuJoCo trajectory stays within 1e-3 of SolverFeatherstone's, the soft weld's share). Its
+poses by 1.5e-5, while MuJoCo's soft weld leaves 0.8e-3 (undriven) to 1.3e-3 (slide driven) between its poses
+and SolverFeatherstone's). Its
 ``body_invweight0`` (the weld's regularisation scale) is set to the child's after compiling — with its own
 (≈ 1/AUX_MASS) the weld would be ~1e6 times too soft across the loop. A model saved with ``save_to_mjcf`` and
 recompiled by MuJoCo loses that override.
