@@ -103,6 +103,30 @@ def test_revolute_loop_drive_is_a_site_transmission_settling_at_the_closed_form(
     assert angle.max() > theta  # it overshoots (underdamped) and settles
 
 
+def test_revolute_loop_position_velocity_drive_maps_two_site_actuators():
+    """POSITION_VELOCITY on the loop joint: a position and a velocity servo on the same site pair (the tree
+    mapping's gains), controls from the loop joint's ``joint_target_q`` / ``joint_target_qd``, force ranges from
+    its effort limit."""
+    b, lj = fourbar_builder("revolute")
+    d = b.joint_qd_start[lj]
+    b.joint_target_mode[d] = int(jaxart.JointTargetMode.POSITION_VELOCITY)
+    b.joint_dof["target_ke"][d], b.joint_dof["target_kd"][d], b.joint_dof["effort_limit"][d] = 30.0, 4.0, 7.0
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    assert [mj.actuator(i).name for i in range(mj.nu)] == ["loop_pos", "loop_vel"]
+    np.testing.assert_array_equal(mj.actuator_trntype, [mujoco.mjtTrn.mjTRN_SITE] * 2)
+    np.testing.assert_allclose(mj.actuator_gainprm[:, 0], [30.0, 4.0])
+    np.testing.assert_allclose(mj.actuator_biasprm[:, :3], [[0.0, -30.0, 0.0], [0.0, 0.0, -4.0]])
+    np.testing.assert_allclose(mj.actuator_forcerange, [[-7.0, 7.0]] * 2)
+    np.testing.assert_allclose(mj.actuator_gear[:, 3:], [[1.0, 0.0, 0.0]] * 2)
+    control = model.control()
+    control = control.replace(joint_target_q=control.joint_target_q.at[model.joint_q_start[lj]].set(0.25),
+                              joint_target_qd=control.joint_target_qd.at[d].set(-1.5))
+    st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    np.testing.assert_allclose(solver.to_mj_data(st, control).ctrl, [0.25, -1.5])
+
+
 def test_ball_loop_drives_still_raise():
     b, lj = fourbar_builder("ball")
     b.joint_target_mode[b.joint_qd_start[lj]] = int(jaxart.JointTargetMode.POSITION)

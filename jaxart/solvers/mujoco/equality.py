@@ -25,8 +25,9 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
   ``eq_active0`` (static: loop rows ignore the run-time flags). Both points of each row are set exactly
   from ``joint_X_p``/``joint_X_c``. Other loop-joint types raise ``NotImplementedError`` (Newton
   warns and skips them); drives on one-axis loop joints become site-transmission actuators
-  (:mod:`jaxart.solvers.mujoco.loops`). The coordinates of loop joints are not MuJoCo coordinates: ``step`` leaves them
-  unchanged.
+  (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints get an auxiliary body welded to the
+  child (same module). The coordinates of the other loop joints are not MuJoCo coordinates: ``step``
+  leaves them unchanged.
 """
 
 from __future__ import annotations
