@@ -416,17 +416,18 @@ def test_loop_joints_become_equalities(loop, types):
 
 
 def test_unsupported_loop_and_orphan_joints_raise():
-    b, _ = fourbar_builder("prismatic")
-    with pytest.raises(NotImplementedError, match="'loop'.*PRISMATIC.*no MuJoCo equality mapping"):
+    b, ix = chain_builder()  # PRISMATIC / D6 loops map to an auxiliary body (test_mujoco_loops.py); FREE ones do not
+    b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
+    with pytest.raises(NotImplementedError, match="'loop'.*FREE.*no MuJoCo mapping"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
     b = jaxart.ModelBuilder()
     link = b.add_link(mass=1.0, inertia=INERTIA)
     b.add_joint_revolute(-1, link, label="lonely")
     with pytest.raises(NotImplementedError, match="'lonely' is an orphan"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64, skip_validation_joints=True))
-    b, _ = fourbar_builder("revolute")
+    b, _ = fourbar_builder("ball")  # revolute loop drives map to site actuators (test_mujoco_loops.py)
     b.joint_target_mode[-1] = int(jaxart.JointTargetMode.POSITION)
-    with pytest.raises(NotImplementedError, match="drives on loop-closing joints"):
+    with pytest.raises(NotImplementedError, match="drives on loop-closing BALL joints"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
 
 

@@ -10,7 +10,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
   DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
-  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`); tendons
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`; loop PRISMATIC/D6 joints
+  and loop-joint drives: :mod:`~jaxart.solvers.mujoco.loops`); tendons
   become MuJoCo tendons (:mod:`~jaxart.solvers.mujoco.tendons`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
@@ -53,10 +54,11 @@ import numpy as np
 from jaxart.sim.enums import GeoType as G
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco.equality import add_equalities, loop_joints
+from jaxart.solvers.mujoco.equality import _Frames, add_equalities, loop_joints
 from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco.joints import add_actuators, add_joints
 from jaxart.solvers.mujoco.layout import LayoutRecorder
+from jaxart.solvers.mujoco.loops import add_aux_bodies
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
 from jaxart.solvers.mujoco.tendons import add_tendons
 
@@ -163,6 +165,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     if masks.uncovered_pairs:
         warnings.warn(f"SolverMuJoCo: {masks.uncovered_pairs} filtered shape pairs cannot be expressed with "
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
+    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec)
     add_actuators(spec, h, rec)
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)

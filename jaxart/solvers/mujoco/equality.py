@@ -13,14 +13,21 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
 * ``EqType.JOINT`` → ``mjEQ_JOINT``: ``data[0:5]`` = polycoef (the bridge's hinge/slide ``qpos0``
   is 0, so MuJoCo's offsets from ``qpos0`` equal jaxart's absolute coordinates).
 * Mimic → ``mjEQ_JOINT`` (follower = joint1, leader = joint2) with ``data[0:2] = (coef0, coef1)``.
-* ``enabled`` → ``eq_active0`` (read at conversion time); names are the constraint labels.
+* ``enabled`` → ``eq_active0`` at conversion time, and at run time ``d.eq_active`` is set from the traced
+  ``Model.equality_constraint_enabled`` / ``Model.constraint_mimic_enabled`` in every step
+  (:func:`eq_active`; the layout records which MuJoCo row comes from which constraint), so
+  :func:`jaxart.sim.equality.set_constraints_enabled` switches rows under ``jit`` without retracing. A
+  constraint disabled at conversion is still emitted (inactive) so it can be enabled later. Names are
+  the constraint labels.
 * Loop-closing joints (outside every articulation, child reachable through the tree; Newton's
   mapping): FIXED → one WELD, REVOLUTE-like (0 linear + 1 angular DOF) → two CONNECTs 0.05 m either
   side of the anchor along the hinge axis, BALL-like (0 + 3) → one CONNECT; ``joint_enabled`` →
-  ``eq_active0``. Both points of each row are set exactly from ``joint_X_p``/``joint_X_c``. Other
-  loop-joint types, and drives on loop joints, raise ``NotImplementedError`` (Newton warns and
-  skips them). The coordinates of loop joints are not MuJoCo coordinates: ``step`` leaves them
-  unchanged.
+  ``eq_active0`` (static: loop rows ignore the run-time flags). Both points of each row are set exactly
+  from ``joint_X_p``/``joint_X_c``. Other loop-joint types raise ``NotImplementedError`` (Newton
+  warns and skips them); drives on one-axis loop joints become site-transmission actuators
+  (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints get an auxiliary body welded to the
+  child (same module). The coordinates of the other loop joints are not MuJoCo coordinates: ``step``
+  leaves them unchanged.
 """
 
 from __future__ import annotations
@@ -29,9 +36,10 @@ import jax
 import mujoco
 import numpy as np
 
-from jaxart.sim.enums import EqType, JointTargetMode, JointType
+from jaxart.sim.enums import EqType, JointType
 from jaxart.sim.validate import np_quat_mul, np_quat_rotate, np_transform_inverse, np_transform_mul
 from jaxart.solvers.mujoco.joints import mj_joint_names
+from jaxart.solvers.mujoco.loops import add_loop_drives, check_loop_drive, needs_aux
 
 HINGE_CONNECT_HALF_SPAN = 0.05  # [m] Newton's distance of a revolute loop joint's CONNECT points from the anchor
 _IDENT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -42,7 +50,7 @@ def loop_joints(h) -> list[int]:
 
     Raises:
         NotImplementedError: Orphan joints (child not in the tree), unsupported loop-joint types,
-            drives on loop joints.
+            drives on loop joints with more than one free axis.
     """
     art = h.topo.joint_articulation.array
     tree_children = {int(h.child[j]) for j in range(h.topo.joint_count) if art[j] >= 0}
@@ -54,13 +62,12 @@ def loop_joints(h) -> list[int]:
                                       "through articulated joints); add it to an articulation")
         nl, na = (int(x) for x in h.dof_dim[j])
         jt = int(h.jtype[j])
-        if not (jt == JointType.FIXED or (nl, na) in ((0, 1), (0, 3))) or jt in (JointType.FREE, JointType.DISTANCE):
+        ok = jt == JointType.FIXED or (nl, na) in ((0, 1), (0, 3)) or needs_aux(h, int(j))
+        if not ok or jt in (JointType.FREE, JointType.DISTANCE):
             raise NotImplementedError(f"{what}: loop-closing {JointType(jt).name} joints with {nl} linear + {na} "
-                                      "angular DOFs have no MuJoCo equality mapping (FIXED → WELD, revolute → 2 "
-                                      "CONNECT, ball → CONNECT)")
-        ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
-        if np.any(~np.isin(h.mode[ds:de], (JointTargetMode.NONE, JointTargetMode.EFFORT))):
-            raise NotImplementedError(f"{what}: drives on loop-closing joints are not mapped (no MuJoCo joint)")
+                                      "angular DOFs have no MuJoCo mapping (FIXED → WELD, revolute → 2 CONNECT, "
+                                      "ball → CONNECT, prismatic / D6 → auxiliary body + WELD)")
+        check_loop_drive(h, int(j))
         out.append(int(j))
     return out
 
@@ -105,9 +112,13 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
     names: set[str] = set()
     body_q = _initial_body_q(h.model) if np.any(eq.equality_constraint_type.array == EqType.CONNECT) else None
     for k in range(eq.equality_constraint_count):
-        _add_constraint(spec, h, fr, k, _unique(eq.equality_constraint_label[k], names), body_q, rec)
+        name = _unique(eq.equality_constraint_label[k], names)
+        _add_constraint(spec, h, fr, k, name, body_q, rec)
+        rec.eq_src.append((name, 0, k))
     for k in range(eq.constraint_mimic_count):
-        e = spec.add_equality(name=_unique(eq.constraint_mimic_label[k], names), type=mujoco.mjtEq.mjEQ_JOINT)
+        name = _unique(eq.constraint_mimic_label[k], names)
+        rec.eq_src.append((name, 1, k))
+        e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT)
         e.objtype = mujoco.mjtObj.mjOBJ_JOINT
         what = f"SolverMuJoCo: mimic constraint {eq.constraint_mimic_label[k]!r}"
         e.name1 = _mj_joint(h, int(eq.constraint_mimic_joint0.array[k]), what)
@@ -116,6 +127,7 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
         e.active = bool(enabled_flags(h.model, "constraint_mimic_enabled")[k])
     for j in loops:
         _add_loop_joint(spec, h, fr, j, names, rec)
+    add_loop_drives(spec, h, fr, loops, rec)
 
 
 def enabled_flags(model, name: str) -> np.ndarray:
@@ -129,6 +141,28 @@ def enabled_flags(model, name: str) -> np.ndarray:
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError) as err:
         raise TypeError(f"SolverMuJoCo: {name} is traced; build the solver from a concrete model (the flags become "
                         "MuJoCo's eq_active0 at conversion time)") from err
+
+
+def eq_active(layout, model, base):
+    """MJX's ``eq_active`` from the model's traced ``enabled`` flags (jittable; no retrace when they change).
+
+    Args:
+        layout: The bridge's :class:`~jaxart.solvers.mujoco.layout.MjLayout` (``eq_row``/``eq_kind``/``eq_src``).
+        model: The jaxart model (``equality_constraint_enabled``, ``constraint_mimic_enabled``).
+        base: ``(neq,)`` ``eq_active`` of the MuJoCo model (``eq_active0``; loop-joint rows keep it).
+
+    Returns:
+        ``(neq,)`` flags in ``base``'s dtype.
+    """
+    import jax.numpy as jnp
+
+    if not layout.eq_row.size:
+        return base
+    flags = [jnp.asarray(getattr(model, f)).reshape(-1) > 0.5
+             for f in ("equality_constraint_enabled", "constraint_mimic_enabled")]
+    both = jnp.concatenate([flags[0], flags[1]])
+    offset = np.where(layout.eq_kind == 0, 0, flags[0].shape[0])
+    return base.at[layout.eq_row].set(both[layout.eq_src + offset].astype(base.dtype))
 
 
 def apply_equality_data(mj_model: mujoco.MjModel, rec) -> None:
@@ -182,14 +216,16 @@ def _add_loop_joint(spec, h, fr: _Frames, j: int, names: set[str], rec) -> None:
     p, c = int(h.parent[j]), int(h.child[j])
     x_p, x_c = h.joint_X_p[j], h.joint_X_c[j]
     active = bool(h.topo.joint_enabled.array[j])
-    if int(h.jtype[j]) == JointType.FIXED:
+    aux = int(j) in set(getattr(h, "aux_loops", ()))
+    if int(h.jtype[j]) == JointType.FIXED or aux:
         e = spec.add_equality(name=_unique(f"{h.joint_label[j]}__weld", names), type=mujoco.mjtEq.mjEQ_WELD,
                               objtype=mujoco.mjtObj.mjOBJ_BODY)
-        e.name1, e.name2 = fr.name(p, what), fr.name(c, what)
-        o1, o2 = fr.offset(p), fr.offset(c)
-        q = np_quat_mul(np_quat_mul(_conj(o1[3:]), np_quat_mul(x_p[3:], _conj(x_c[3:]))), o2[3:])
-        e.data = _data(e, np.concatenate([fr.point(c, x_c[:3]), fr.point(p, x_p[:3]), [q[3], q[0], q[1], q[2]],
-                                          [1.0]]))
+        # anchors in the two MuJoCo frames; an auxiliary body's frame is the parent anchor itself
+        a1 = _IDENT if aux else np_transform_mul(np_transform_inverse(fr.offset(p)), x_p)
+        a2 = np_transform_mul(np_transform_inverse(fr.offset(c)), x_c)
+        e.name1, e.name2 = (f"{h.joint_label[j]}__aux" if aux else fr.name(p, what)), fr.name(c, what)
+        q = np_quat_mul(a1[3:], _conj(a2[3:]))
+        e.data = _data(e, np.concatenate([a2[:3], a1[:3], [q[3], q[0], q[1], q[2]], [1.0]]))
         e.active = active
         return
     if int(h.dof_dim[j, 1]) == 1:

@@ -94,10 +94,15 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range, *, free: bool) -> None:
 
 
 def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
-    """Drive actuators per DOF in jaxart DOF order (BALL: one per axis, the axis as ``gear``)."""
+    """Drive actuators per DOF in jaxart DOF order (BALL: one per axis, the axis as ``gear``).
+
+    Loop-closing joints (outside every articulation) are skipped unless they have an auxiliary body
+    (``h.aux_loops``; :mod:`jaxart.solvers.mujoco.loops`).
+    """
+    aux = set(getattr(h, "aux_loops", ()))
     for j in range(h.topo.joint_count):
         jt = int(h.jtype[j])
-        if jt in (JointType.FREE, JointType.FIXED):
+        if jt in (JointType.FREE, JointType.FIXED) or (h.topo.joint_articulation.array[j] < 0 and j not in aux):
             continue
         qs, ds = int(h.q_start[j]), int(h.qd_start[j])
         ball = jt == JointType.BALL

@@ -40,6 +40,11 @@ class MjLayout:
             tendon_target_velocity, combined)[ten_kind][ten_src]`` (:func:`jaxart.solvers.mujoco.tendons.tendon_ctrl`).
         ten_default: ``(5, tendon_count)`` host values of those three for ``Control`` fields that are ``None``,
             then the drive gains ``ke``, ``kd`` (weights of the combined control).
+        eq_row, eq_kind, eq_src: MuJoCo equality rows switched at run time: ``eq_active[eq_row]`` =
+            ``(equality_constraint_enabled, constraint_mimic_enabled)[eq_kind][eq_src]``
+            (:func:`jaxart.solvers.mujoco.equality.eq_active`); loop-joint rows are not listed.
+        loop_axes: :class:`~jaxart.dynamics.loop_axes.LoopAxes` entries of the loop joints with an auxiliary
+            body (their coordinates are re-measured from the tree before each step; ``()`` when none).
     """
 
     nq: int
@@ -73,6 +78,10 @@ class MjLayout:
     ten_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((5, 0)))
+    eq_row: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    loop_axes: tuple = ()
 
 
 class LayoutRecorder:
@@ -89,6 +98,9 @@ class LayoutRecorder:
         self.ten_default = np.zeros((5, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
+        self.aux: list[tuple[str, str]] = []  # (auxiliary body, child body) of loop joints: mujoco_loops
+        self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body
+        self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 
     def resolve(self, mj_model, body_count: int) -> MjLayout:
         """Turn names into MuJoCo indices."""
@@ -99,6 +111,9 @@ class LayoutRecorder:
 
         def aid(name):
             return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+
+        def eid(name):
+            return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
 
         def bid(name):
             return mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -139,4 +154,8 @@ class LayoutRecorder:
             ten_src=np.asarray([t for _, t, _ in self.ten_act], i32),
             ten_kind=np.asarray([k for _, _, k in self.ten_act], i32),
             ten_default=self.ten_default,
+            eq_row=np.asarray([eid(n) for n, _, _ in self.eq_src], i32),
+            eq_kind=np.asarray([k for _, k, _ in self.eq_src], i32),
+            eq_src=np.asarray([i for _, _, i in self.eq_src], i32),
+            loop_axes=tuple(self.loop_axes),
         )

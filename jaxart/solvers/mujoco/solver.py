@@ -25,7 +25,11 @@ solver warm start       none between steps (each step starts from ``qacc_smooth`
 gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
 equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / revolute / ball
-                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`). MuJoCo
+                        joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`), loop
+                        PRISMATIC / D6 joints → an auxiliary body welded to the child, drives on
+                        loop joints → site-transmission actuators (:mod:`jaxart.solvers.mujoco.loops`); the
+                        ``enabled`` flags set ``eq_active`` in every step (switch them with
+                        ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
@@ -53,8 +57,9 @@ from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
-from jaxart.solvers.mujoco.equality import apply_equality_data, keep_unmapped
+from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_unmapped
 from jaxart.solvers.mujoco.layout import MjLayout
+from jaxart.solvers.mujoco.loops import fix_aux_invweight, measure_loop_coords
 from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
     control_to_ctrl,
@@ -129,11 +134,15 @@ class SolverMuJoCo:
         except ValueError as e:
             raise ValueError(f"SolverMuJoCo: MuJoCo rejected the converted model: {e}") from None
         apply_equality_data(self.mj_model, recorder)
+        fix_aux_invweight(self.mj_model, recorder)
         self.layout: MjLayout = recorder.resolve(self.mj_model, model.body_count)
         self.mjx_model = mjx.put_model(self.mj_model)
         self._data0 = mjx.make_data(self.mjx_model)
         self.update_body_state = bool(update_body_state)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step))
+        self._to_data = functools.partial(_to_data, self.layout)
+        if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
+            self._to_data = jax.jit(self._to_data)
         self.use_mujoco_contacts = bool(use_mujoco_contacts)
         self._contact_bridge = None
         if not self.use_mujoco_contacts:
@@ -176,11 +185,35 @@ class SolverMuJoCo:
         data0 = self._contact_bridge.data_for(contacts.capacity)
         return self._step_contacts(self.model, self.mjx_model, data0, state, control, dt, contacts)
 
+    def with_model(self, model: Model) -> SolverMuJoCo:
+        """This solver (same compiled MuJoCo model and jitted step) stepping with ``model``'s run-time values.
+
+        ``model`` must have the converted model's static structure (e.g. the result of
+        :func:`jaxart.sim.equality.set_constraints_enabled`); it may be traced (inside ``jit``). Its
+        ``equality_constraint_enabled`` / ``constraint_mimic_enabled`` flags set MuJoCo's ``eq_active``
+        in every step, and it is the model of the FK after each step; every other value MuJoCo uses
+        (masses, gains, anchors, ...) stays the one converted at construction.
+
+        Raises:
+            TypeError: ``model`` is not a Model.
+            ValueError: ``model``'s static structure differs from the converted model's.
+        """
+        import copy
+
+        if not isinstance(model, Model):
+            raise TypeError(f"SolverMuJoCo.with_model: model must be a jaxart.Model, got {type(model).__name__}")
+        if jax.tree_util.tree_structure(model) != jax.tree_util.tree_structure(self.model):
+            raise ValueError("SolverMuJoCo.with_model: model's static structure (topology, sizes) differs from the "
+                             "converted model's; build a new SolverMuJoCo")
+        out = copy.copy(self)
+        out.model = model
+        return out
+
     def to_mjx_data(self, state: State, control: Control | None = None) -> mjx.Data:
         """The ``mjx.Data`` (before ``mjx.step``) for ``state`` and ``control`` (pure, jittable)."""
         if control is None:
             control = self.model.control()
-        return _to_data(self.layout, self._data0, state, control)
+        return self._to_data(self._data0, state, control, self.model)
 
     def from_mjx_data(self, data: mjx.Data, state: State) -> State:
         """Map ``data.qpos``/``data.qvel`` back into ``state`` (joint coordinates + FK)."""
@@ -190,7 +223,7 @@ class SolverMuJoCo:
         """A MuJoCo C ``MjData`` holding ``state``/``control`` (host copy, for oracles and viewers)."""
         dx = self.to_mjx_data(state, control)
         d = mujoco.MjData(self.mj_model)
-        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied"):
+        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "eq_active"):
             getattr(d, field)[:] = np.asarray(getattr(dx, field))
         mujoco.mj_forward(self.mj_model, d)
         return d
@@ -207,9 +240,10 @@ class SolverMuJoCo:
         return f"SolverMuJoCo(nq={m.nq}, nv={m.nv}, nu={m.nu}, ngeom={m.ngeom}, options={self.options})"
 
 
-def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control) -> mjx.Data:
+def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, model: Model) -> mjx.Data:
     ft = data0.qpos.dtype
-    jq, jqd = state.joint_q.astype(ft), state.joint_qd.astype(ft)
+    jq, jqd = measure_loop_coords(layout, model, state.joint_q.astype(ft), state.joint_qd.astype(ft),
+                                  state.body_q.astype(ft))
     force = (control.joint_f + control.joint_act).astype(ft)
     return data0.replace(
         qpos=joint_q_to_qpos(layout, jq),
@@ -218,6 +252,7 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control) 
                                                  control.joint_target_qd.astype(ft)), control),
         qfrc_applied=joint_f_to_qfrc(layout, jq, force),
         xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
+        eq_active=eq_active(layout, model, data0.eq_active),
     )
 
 
@@ -234,7 +269,7 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
 def _step(layout: MjLayout, fk: bool, advance, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
           control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
-        d = _to_data(layout, data0, state, control)
+        d = _to_data(layout, data0, state, control, model)
         m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
         d = advance(m, d, *contacts)
         return _from_data(layout, model, d.qpos, d.qvel, state, fk)
