@@ -185,3 +185,31 @@ def test_quadruped_stands_at_its_4ms_step():
     assert abs(float(reward[-1]) - 0.5) < 0.2  # the healthy bonus, little speed
     with pytest.raises(ValueError, match="make"):
         envs.make("ant")
+
+
+@pytest.mark.slow  # ~70 s: compiles MJX's quadruped step (a comparison tool, not the library's physics)
+def test_mjx_quadruped_twin_matches_the_task():
+    """The MJX twin has QuadrupedWalk's observation layout, reward and termination, and also stands."""
+    from jaxart.envs.mjx_quadruped import MjxQuadrupedWalk
+
+    twin, env = MjxQuadrupedWalk(action_repeat=2), envs.QuadrupedWalk(action_repeat=1, dtype=jnp.float64)
+    assert twin.observation_size == env.observation_size == 35 and twin.action_size == 12
+    key = jax.random.PRNGKey(3)
+    s_mjx, s_jax = twin.reset(key), env.reset(key)
+    # Same reset noise, same observation layout (height, xyzw quaternion, joint angles, twist, joint rates).
+    np.testing.assert_allclose(np.asarray(s_mjx.obs), np.asarray(s_jax.obs), atol=1e-5)
+
+    def run(s):
+        def body(s, _):
+            s = twin.step(s, jnp.zeros(12))
+            return s, (s.metrics["height"], s.done, s.reward)
+
+        return jax.lax.scan(body, s, None, length=25)[1]  # 0.1 s at 2 ms x 2
+
+    z, done, reward = jax.jit(run)(s_mjx)
+    assert float(done.max()) == 0.0 and 0.3 < float(z.min()) and float(z.max()) < 0.5
+    assert abs(float(reward[-1]) - 0.5) < 0.3  # the healthy bonus, little speed
+    with pytest.raises(ValueError, match="shape"):
+        twin.step(s_mjx, jnp.zeros(3))
+    with pytest.raises(ValueError, match="solver"):
+        MjxQuadrupedWalk(solver="pgs")

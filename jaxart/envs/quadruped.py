@@ -68,20 +68,48 @@ class QuadrupedWalk(Env):
         a = self._check_action(action)
         control = self.model.control()
         ft = control.joint_target_q.dtype
-        target = jnp.clip(jnp.asarray(self._q0[7:], ft) + self.action_scale * a.astype(ft),
-                          jnp.asarray(self._lo, ft), jnp.asarray(self._hi, ft))
+        target = servo_targets(a.astype(ft), self._q0[7:], self._lo, self._hi, self.action_scale)
         # joint_target_q is per coordinate: the free joint's seven coordinates come first.
         control = control.replace(joint_target_q=control.joint_target_q.at[7:].set(target))
         ps = self.pipeline_step(state.pipeline_state, control)
-        vx = ps.body_qd[0, 0]
-        z = ps.body_q[0, 2]
-        up_z = 1.0 - 2.0 * (ps.body_q[0, 3] ** 2 + ps.body_q[0, 4] ** 2)  # world z of the torso's z axis
-        healthy = (z > self.min_height) & (up_z > 0.5)
-        reward = jnp.minimum(vx, self.target_speed) + 0.5 * healthy - 1e-2 * jnp.sum(a**2)
-        done = jnp.where(healthy, 0.0, 1.0).astype(ft)
-        return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward.astype(ft), done=done,
-                             metrics={**state.metrics, "forward_velocity": vx, "height": z})
+        reward, done, metrics = walk_reward(ps.body_qd[0, 0], ps.body_q[0, 2], ps.body_q[0, 3:7], a,
+                                            target_speed=self.target_speed, min_height=self.min_height)
+        return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward, done=done,
+                             metrics={**state.metrics, **metrics})
 
     @staticmethod
     def _obs(ps) -> jax.Array:
-        return jnp.concatenate([ps.body_q[0, 2:3], ps.body_q[0, 3:7], ps.joint_q[7:], ps.body_qd[0], ps.joint_qd[6:]])
+        return walk_obs(ps.body_q[0, 2], ps.body_q[0, 3:7], ps.joint_q[7:], ps.body_qd[0], ps.joint_qd[6:])
+
+
+def servo_targets(a: jax.Array, q0, lo, hi, scale: float) -> jax.Array:
+    """Servo targets ``clip(q0 + scale·a, lo, hi)`` of the 12 leg joints (``a`` in [-1, 1])."""
+    ft = a.dtype
+    return jnp.clip(jnp.asarray(q0, ft) + scale * a, jnp.asarray(lo, ft), jnp.asarray(hi, ft))
+
+
+def walk_reward(vx, z, quat_xyzw, a, *, target_speed: float, min_height: float):
+    """Reward, done flag and metrics of the walking task (shared by the jaxart and MJX versions).
+
+    Args:
+        vx: Forward (world +X) velocity of the torso's centre of mass [m/s].
+        z: Torso height [m].
+        quat_xyzw: Torso orientation quaternion ``(x, y, z, w)``.
+        a: Action ``(12,)`` in [-1, 1].
+        target_speed: Speed above which the velocity reward saturates [m/s].
+        min_height: Torso height below which the episode ends [m].
+
+    Returns:
+        ``(reward, done, metrics)``; ``metrics`` holds ``forward_velocity`` and ``height``.
+    """
+    ft = vx.dtype
+    up_z = 1.0 - 2.0 * (quat_xyzw[0] ** 2 + quat_xyzw[1] ** 2)  # world z of the torso's z axis
+    healthy = (z > min_height) & (up_z > 0.5)
+    reward = jnp.minimum(vx, target_speed) + 0.5 * healthy - 1e-2 * jnp.sum(a**2)
+    done = jnp.where(healthy, 0.0, 1.0).astype(ft)
+    return reward.astype(ft), done, {"forward_velocity": vx, "height": z}
+
+
+def walk_obs(z, quat_xyzw, joint_q, twist, joint_qd) -> jax.Array:
+    """Observation ``(z, torso quaternion xyzw, joint angles, torso (v_com, ω) in world axes, joint rates)``."""
+    return jnp.concatenate([jnp.reshape(z, (1,)), quat_xyzw, joint_q, twist, joint_qd])
