@@ -275,6 +275,7 @@ def test_gradients_of_a_closed_loop_rollout_match_finite_differences():
     np.testing.assert_allclose(g_m, fd_m, rtol=1e-5, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_joint_and_mimic_rows_hold_and_batched_matches_single():
     model = _joint_and_mimic().finalize(dtype=F64)
     solver = SolverFeatherstone(model)

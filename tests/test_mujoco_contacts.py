@@ -80,6 +80,7 @@ def test_sphere_drop_matches_mujoco_collision(sphere, sphere_rollout):
     assert float(final.joint_qd[0]) != pytest.approx(0.3, abs=1e-3)  # friction acted on the sliding ball
 
 
+@pytest.mark.slow
 def test_separated_and_inactive_contacts_give_free_fall(sphere, sphere_rollout):
     model, _, jx = sphere
     z0, n = 1.0, 100

@@ -300,6 +300,7 @@ def test_value_and_mask_errors(free_model):
         ArticulationView(state, "robot*")
 
 
+@pytest.mark.slow
 def test_view_eval_fk_only_touches_selection(free_model):
     model, state = free_model
     view = ArticulationView(model, "robot*")

@@ -92,6 +92,7 @@ def test_matches_xpbd_on_a_short_horizon(mech):
         np.testing.assert_allclose(bq[:steps, ix[body], :3], bq_x[:, ix[body], :3], atol=6.0 * G / KE)
 
 
+@pytest.mark.slow
 def test_pin_sag_shrinks_with_stiffness():
     """A bob hanging at rest from a CONNECT: its pin sags by m g / ke (static balance of the penalty spring)."""
     b = jaxart.ModelBuilder()

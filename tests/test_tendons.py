@@ -414,6 +414,7 @@ def _run(model, steps, dt, *, drive="implicit", control=None):
     return np.asarray(traj[0]), np.asarray(traj[1])
 
 
+@pytest.mark.slow
 def test_implicit_stiff_tendon_is_the_implicit_oscillator_and_never_gains_energy():
     """k = 1e5 on ``L = 2q`` (stable explicit step 2/√(k c²/m) = 4.5 ms) at dt = 5 ms: the implicit step is the
     closed-form recursion ``(m + dt² k c²) q̈ = −k c (c q − L0) − dt k c² q̇``, energy never grows; explicit diverges."""
@@ -455,6 +456,7 @@ def test_implicit_tendon_limit_holds_a_pushed_slider():
     assert not np.all(np.abs(q_exp) < 1e3)
 
 
+@pytest.mark.slow
 def test_tendon_jacobian_maps_joint_velocities_to_length_rates():
     """``J q̇ = L̇`` (the rows of the implicit terms) on the chain and on a free body (COM-velocity convention)."""
     from jaxart.dynamics.tendon_terms import tendon_jacobian

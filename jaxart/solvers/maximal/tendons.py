@@ -198,6 +198,6 @@ def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
         return jnp.zeros((model.body_count, 6), dtype)
     ent = tendon_entries(model, state.body_q, state.joint_q)
     speed = tendon_speeds(ent, state.body_qd)
-    f = tendon_scalar_forces(model, ent.length, speed) + tendon_actuator_forces(model, control, ent.length, speed)
+    f = tendon_scalar_forces(model, ent.length, speed) + tendon_actuator_forces(model, control, ent.length, speed)[0]
     return tendon_wrenches(ent, f, model.body_count).astype(dtype)
 

@@ -16,6 +16,7 @@ projection, after the joint and equality rows:
   ``L̇ = (L − L₀)/dt``; stable at any stiffness and step.
 * **limit row** (hard, zero compliance): ``C = L − clip(L, lower, upper)`` projected to zero when violated
   (``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
+  ``tendon_effort_limit`` is not modelled (as joint effort limits in XPBD): the drive row is not clamped.
 
 ``Control.tendon_f`` is an explicit force: its body wrenches join the prediction's external forces. The rows
 of different tendons are solved together (Jacobi); the generalised inverse mass ``w = J M⁻¹ Jᵀ`` of a row
