@@ -4,10 +4,12 @@ Usage (in an environment with the ``rl`` extra: ``pip install "jaxart[rl]"``, wh
 ``brax==0.14.2`` and ``jax<0.10`` — brax 0.14.2's trainers call ``jax.device_put_replicated``,
 removed in JAX 0.10)::
 
-    MUJOCO_GL=egl python examples/rl/train_brax.py [--env pendulum_swingup] [--quick] [--out rl_curves.png]
+    MUJOCO_GL=egl python examples/rl/train_brax.py [--env pendulum_swingup] [--max-torque 6] [--solved 150]
+        [--quick] [--out rl_curves.png]
 
-Prints evaluation reward against environment steps and wall time for both trainers, saves the
-learning curves, and renders the APG policy to ``<out>.gif`` (needs ``jaxart[viz]``).
+Prints evaluation reward against environment steps and wall time for both trainers, the wall time
+and environment steps each needed to reach ``--solved`` (the "solved" return), saves the learning
+curves, and renders the APG policy to ``<out>.gif`` (needs ``jaxart[viz]``).
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ def _trainers():
 def train(env, *, quick: bool, episode_length: int) -> dict:
     """Run PPO then APG; return their curves ``[(env_steps, wall_s, eval_reward), ...]`` and policies."""
     ppo, apg = _trainers()
+    evals = 4 if quick else 10
+    # APG: whole-episode-scale horizons (100 env steps = 2 s) so the gradient sees the swing-up pay off.
+    apg_cfg = {"num_envs": 16 if quick else 64, "policy_updates": 20 if quick else 100,
+               "horizon_length": 50 if quick else 100}
+    # APG reports its evaluation index; convert it to environment steps as PPO reports them.
+    apg_steps = round(apg_cfg["policy_updates"] / max(evals - 1, 1)) * apg_cfg["num_envs"] * apg_cfg["horizon_length"]
     out = {}
     for name in ("ppo", "apg"):
         curve, t0 = [], time.perf_counter()
 
-        # APG reports its evaluation index; convert it to environment steps as PPO reports them.
-        apg_steps = round((20 if quick else 200) / max((4 if quick else 10) - 1, 1)) * (16 if quick else 64) * 50
-
-        def progress(step, metrics, curve=curve, t0=t0, name=name, apg_steps=apg_steps):
+        def progress(step, metrics, curve=curve, t0=t0, name=name):
             step = int(step) * (apg_steps if name == "apg" else 1)
             curve.append((step, time.perf_counter() - t0, float(metrics["eval/episode_reward"])))
             print(f"{name}: {step:>8d} env steps  {curve[-1][1]:6.1f} s  eval reward {curve[-1][2]:7.2f}", flush=True)
@@ -54,14 +59,13 @@ def train(env, *, quick: bool, episode_length: int) -> dict:
                 environment=env, num_timesteps=30_000 if quick else 600_000, episode_length=episode_length,
                 num_envs=64 if quick else 256, batch_size=64 if quick else 256, num_minibatches=4,
                 unroll_length=10, num_updates_per_batch=4, learning_rate=3e-4, entropy_cost=1e-2,
-                discounting=0.97, num_evals=4 if quick else 10, num_eval_envs=16, normalize_observations=True,
-                seed=0, progress_fn=progress)
+                discounting=0.97, num_evals=evals, num_eval_envs=16, normalize_observations=True,
+                deterministic_eval=True, seed=0, progress_fn=progress)
         else:
             make, params, _ = apg.train(
-                environment=env, episode_length=episode_length, num_envs=16 if quick else 64,
-                policy_updates=20 if quick else 200, horizon_length=50, learning_rate=1e-3,
-                num_evals=4 if quick else 10, num_eval_envs=16, normalize_observations=True, seed=0,
-                progress_fn=progress)
+                environment=env, episode_length=episode_length, learning_rate=2e-3, num_evals=evals,
+                num_eval_envs=16, normalize_observations=True, seed=0, deterministic_eval=True,
+                progress_fn=progress, **apg_cfg)
         out[name] = {"curve": curve, "policy": make(params, deterministic=True)}
     return out
 
@@ -88,12 +92,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env", default="pendulum_swingup")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--max-torque", type=float, default=None,
+                    help="pendulum_swingup: torque at |a| = 1 [N m] (env default 2.5; gravity torque 4.9)")
+    ap.add_argument("--solved", type=float, default=None, help="evaluation return that counts as solved")
     ap.add_argument("--out", default="rl_curves.png")
     args = ap.parse_args(argv)
     from jaxart import envs
 
-    env = envs.make(args.env)
+    env = envs.make(args.env, **({} if args.max_torque is None else {"max_torque": args.max_torque}))
     res = train(env, quick=args.quick, episode_length=100 if args.quick else 200)
+    if args.solved is not None:
+        for name, r in res.items():
+            hit = [(s, t, x) for s, t, x in r["curve"] if x >= args.solved]
+            print(f"train_brax: {name.upper()} " + (f"reached {args.solved:g} after {hit[0][0]} env steps and "
+                                                   f"{hit[0][1]:.0f} s" if hit else f"never reached {args.solved:g}"))
     import matplotlib
 
     matplotlib.use("Agg")
