@@ -173,6 +173,7 @@ def test_drive_type_validation_and_merge():
     np.testing.assert_array_equal(world.finalize().joint_drive_type, [1, 0])
 
 
+@pytest.mark.slow
 def test_solver_forces_with_acceleration_drives_satisfy_the_step_equation():
     """eval_joint_solver_forces scales acceleration drives like the step: τ_solver = M q̈ + C q̇ + g."""
     from jaxart.dynamics import eval_inverse_dynamics_force

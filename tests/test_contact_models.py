@@ -87,6 +87,7 @@ def test_adhesion_pulls_within_ka():
     assert float(contact_body_wrenches(model, beyond, model.collide(beyond))[0, 2]) == 0.0
 
 
+@pytest.mark.slow
 def test_smooth_variant_agrees_when_deep_and_has_fd_gradients():
     model = _sphere_model(kd=20.0)
     deep = _state(model, R - 0.01, v=(0.3, 0.0, -0.1))

@@ -316,6 +316,7 @@ def test_jit_vmap_grad_through_fk_and_ik(tree_model):
     check_grads(ik_loss, (qs[1], qds[1]), order=1, modes=["rev"], atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_grads_finite_at_identity_and_zero_velocity(tree_model):
     q0 = tree_model.joint_q
     qd0 = jnp.zeros(tree_model.joint_dof_count)

@@ -69,6 +69,7 @@ def _qd(w: float):
     return jnp.array([w, -w, w, 0.0], F64)  # consistent with the parallelogram (the coupler translates)
 
 
+@pytest.mark.slow
 def test_driven_loop_joint_settles_at_the_closed_form_and_matches_the_tree_drive():
     """Drive (ke, kd, target 0.5 rad, effort limit 6 N·m, saturated at first) on the loop joint vs the same drive on
     the rocker's tree joint: same trajectory; both settle where ``ke (θ* − θ) = g Σ m ℓ · sin θ`` (= 9.81 sin θ)."""

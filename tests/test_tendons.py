@@ -437,6 +437,7 @@ def test_implicit_stiff_tendon_is_the_implicit_oscillator_and_never_gains_energy
     assert not np.all(np.abs(q_exp) < 1e3)  # the explicit spring diverges at this step
 
 
+@pytest.mark.slow
 def test_implicit_tendon_limit_holds_a_pushed_slider():
     """A constant force pushes the slider into the tendon's lower limit (penalty ke = 1e6, explicit stable step
     1 ms): at dt = 5 ms the implicit limit holds it at the closed-form equilibrium ``L = lower + F / (c ke)``; the

@@ -113,6 +113,7 @@ def _four_bar(angle=0.4):
     return b.finalize(dtype=jnp.float64), j3
 
 
+@pytest.mark.slow
 def test_four_bar_loop_closure_error_below_1mm():
     model, j3 = _four_bar()
     solver = jaxart.solvers.SolverXPBD(model, iterations=4)
