@@ -113,16 +113,3 @@ def tendon_fields(builder, arr) -> dict:
         tendon_effort_limit=arr(b.tendon_effort_limit, (nt,)),
         tendon=topo,
     )
-
-
-def reject_tendons(model, solver: str) -> None:
-    """Raise ``NotImplementedError`` when ``model`` has tendons that ``solver`` does not simulate.
-
-    Args:
-        model: A jaxart :class:`~jaxart.Model`.
-        solver: Solver class name for the message.
-    """
-    t = model.tendon
-    if t.tendon_count:
-        raise NotImplementedError(f"{solver}: tendons {list(t.tendon_label)[:5]} are not simulated by this solver; "
-                                  "use SolverFeatherstone or SolverMuJoCo")
