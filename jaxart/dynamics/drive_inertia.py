@@ -107,7 +107,8 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
     return m_eff.at[axes.dofs].set(1.0 / resp)
 
 
-def reject_acceleration_drives(model, solver: str, *, joints: np.ndarray | None = None, reason: str | None = None) -> None:
+def reject_acceleration_drives(model, solver: str, *, joints: np.ndarray | None = None,
+                               reason: str | None = None) -> None:
     """Raise ``NotImplementedError`` naming the joints whose DOFs have an active ``ACCELERATION`` drive.
 
     A solver calls this for the joints whose acceleration drives it cannot scale (e.g.

@@ -37,7 +37,13 @@ from jaxart.math.small import dot_last, matmul
 from jaxart.math.spatial import skew
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.integrate import inverse_mass_properties
-from jaxart.solvers.maximal.joints import angular_coordinates, gather_joint_axes, joint_frames, joint_static, rotate_rows
+from jaxart.solvers.maximal.joints import (
+    angular_coordinates,
+    gather_joint_axes,
+    joint_frames,
+    joint_static,
+    rotate_rows,
+)
 
 __all__ = ["acceleration_gains", "joint_drive_inertia"]
 
@@ -132,7 +138,7 @@ def _coordinate_rows(model, st, fr):
     cov_w = rotate_rows(qp, jnp.where(ball, ang_ax, cov))
     lin_w = rotate_rows(qp, lin_ax)
     lin_on = jnp.asarray(np.arange(3)[None, :] < st.n_lin[:, None])[:, :, None]
-    ang_on = jnp.asarray((np.arange(3)[None, :] < st.n_ang[:, None]))[:, :, None]
+    ang_on = jnp.asarray(np.arange(3)[None, :] < st.n_ang[:, None])[:, :, None]
     zero = jnp.zeros_like(lin_w)
     rows = jnp.concatenate([jnp.concatenate([jnp.where(lin_on, lin_w, 0.0), zero], -1),
                             jnp.concatenate([zero, jnp.where(ang_on, cov_w, 0.0)], -1)], 1)

@@ -199,7 +199,8 @@ class SolverMuJoCo:
         ``model`` must have the converted model's static structure (e.g. the result of
         :func:`jaxart.sim.equality.set_constraints_enabled`); it may be traced (inside ``jit``). Its
         ``equality_constraint_enabled`` / ``constraint_mimic_enabled`` flags set MuJoCo's ``eq_active``
-        in every step, and it is the model of the FK after each step; every other value MuJoCo uses
+        in every step, it is the model of the FK after each step and of the effective inertias that scale
+        ``ACCELERATION`` drives; every other value MuJoCo uses
         (masses, gains, anchors, ...) stays the one converted at construction.
 
         Raises:
@@ -289,10 +290,10 @@ def _acceleration_actuators(model: Model, layout: MjLayout):
             coord_dof[qs[j]:qs[j] + n] = ds[j] + np.arange(n)
         elif jtype[j] == JointType.BALL:
             coord_dof[qs[j]] = ds[j]  # first DOF of the BALL joint whose quaternion starts here
-    pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src)]
-    pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src)]
-    pairs += [(int(a), int(coord_dof[src[0]] + k)) for a, src, k in zip(layout.ball_act, layout.ball_src,
-                                                                        layout.ball_comp)]
+    pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src, strict=True)]
+    pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src, strict=True)]
+    pairs += [(int(a), int(coord_dof[src[0]] + k))
+              for a, src, k in zip(layout.ball_act, layout.ball_src, layout.ball_comp, strict=True)]
     pairs = [(a, d) for a, d in pairs if d >= 0 and accel[d]]
     if not pairs:
         return None
