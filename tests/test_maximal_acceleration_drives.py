@@ -191,6 +191,7 @@ def _mujoco_rollout(solver):
     return jax.lax.scan(body, _initial(solver.model), None, length=STEPS)[1]
 
 
+@pytest.mark.slow  # 5 min of XLA compilation on the loaded 2-core machine (forward mode through 3 XPBD steps)
 def test_xpbd_acceleration_drive_derivative_fd():
     """d(offset hinge angle after 3 XPBD steps)/d(its target) (forward mode: one compilation gives the values and the
     derivative) against central differences; its effective inertia depends on the pose through the COM lever."""
