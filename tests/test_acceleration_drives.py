@@ -196,18 +196,3 @@ def test_solver_forces_with_acceleration_drives_satisfy_the_step_equation():
         np.testing.assert_allclose(tau, inv, atol=1e-9)
         if forces:
             np.testing.assert_allclose(tau[0], 3.0, rtol=1e-12)  # 100·0.6 rad/s² times its inertia exceeds 3 N·m
-
-
-def test_other_solvers_reject_acceleration_drives():
-    """XPBD, SemiImplicit and MuJoCo have no joint-space effective inertia: they raise naming the joint instead of
-    reading the acceleration gains as force gains; an ACCELERATION DOF without a PD mode passes."""
-    model = _slider_chain(1.0, 1.0)
-    label = model.topology.joint_label[0]
-    for cls in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit, jaxart.solvers.SolverMuJoCo):
-        with pytest.raises(NotImplementedError, match=f"{cls.__name__}.*{label}.*ACCELERATION"):
-            cls(model)
-    b = jaxart.ModelBuilder(gravity=0.0)
-    a = b.add_link(mass=1.0, inertia=np.eye(3) * 0.01, lock_inertia=True)
-    b.add_articulation([b.add_joint_prismatic(-1, a, axis=(1, 0, 0), drive_type=JointDriveType.ACCELERATION,
-                                              actuator_mode=jaxart.JointTargetMode.EFFORT)])
-    jaxart.solvers.SolverSemiImplicit(b.finalize(dtype=F64))

@@ -107,17 +107,20 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
     return m_eff.at[axes.dofs].set(1.0 / resp)
 
 
-def reject_acceleration_drives(model, solver: str) -> None:
+def reject_acceleration_drives(model, solver: str, *, joints: np.ndarray | None = None,
+                               reason: str | None = None) -> None:
     """Raise ``NotImplementedError`` naming the joints whose DOFs have an active ``ACCELERATION`` drive.
 
-    Solvers without the joint-space effective inertia (:class:`~jaxart.solvers.SolverXPBD`,
-    :class:`~jaxart.solvers.SolverSemiImplicit`, :class:`~jaxart.solvers.SolverMuJoCo`) call this instead of
-    reading the acceleration gains [1/s², 1/s] as force gains. DOFs whose ``joint_target_mode`` is ``NONE`` or
-    ``EFFORT`` apply no PD force and pass.
+    A solver calls this for the joints whose acceleration drives it cannot scale (e.g.
+    :class:`~jaxart.solvers.SolverMuJoCo` for loop-closing joints) instead of reading the acceleration gains
+    [1/s², 1/s] as force gains. DOFs whose ``joint_target_mode`` is ``NONE`` or ``EFFORT`` apply no PD force and
+    pass.
 
     Args:
         model: The model.
         solver: Solver class name for the message.
+        joints: Optional static ``(joint_count,)`` bool mask of the joints to check (all when ``None``).
+        reason: What the solver lacks, for the message.
     """
     from jaxart.sim.enums import JointTargetMode
 
@@ -128,8 +131,11 @@ def reject_acceleration_drives(model, solver: str) -> None:
     mode = np.asarray(topo.joint_target_mode.array)
     active = accel & ~np.isin(mode, (int(JointTargetMode.NONE), int(JointTargetMode.EFFORT)))
     qd_start = np.asarray(topo.joint_qd_start.array)
-    joints = [topo.joint_label[j] for j in range(topo.joint_count) if active[qd_start[j]:qd_start[j + 1]].any()]
-    if joints:
-        raise NotImplementedError(f"{solver}: joints {joints[:5]} have ACCELERATION drives (JointDriveType."
-                                  "ACCELERATION), which only SolverFeatherstone scales by the effective joint "
-                                  "inertia; use SolverFeatherstone or JointDriveType.FORCE")
+    check = np.ones(topo.joint_count, bool) if joints is None else np.asarray(joints, bool)
+    bad = [topo.joint_label[j] for j in range(topo.joint_count)
+           if check[j] and active[qd_start[j]:qd_start[j + 1]].any()]
+    if bad:
+        why = reason or "it cannot scale them by the effective joint inertia"
+        raise NotImplementedError(f"{solver}: joints {bad[:5]} have ACCELERATION drives (JointDriveType."
+                                  f"ACCELERATION), which {solver} does not support: {why}; use SolverFeatherstone "
+                                  "or JointDriveType.FORCE")

@@ -32,8 +32,8 @@ class JointDofConfig:
         target_pos: Alias of ``target_q``.
         target_vel: Alias of ``target_qd``.
         drive_type: :class:`JointDriveType` of the drive gains (``FORCE`` when ``None``; ``ACCELERATION``:
-            ``target_ke`` [1/s²] and ``target_kd`` [1/s] scaled by the DOF's effective inertia, honoured by
-            ``SolverFeatherstone``).
+            ``target_ke`` [1/s²] and ``target_kd`` [1/s] scaled by the DOF's effective inertia; see each
+            solver's feature table).
     """
 
     def __init__(

@@ -32,7 +32,8 @@ class JointDriveType(enum.IntEnum):
 
     ``FORCE``: ``target_ke``/``target_kd`` give a force/torque [N/m, N·m/rad; N·s/m, N·m·s/rad].
     ``ACCELERATION``: they give a joint acceleration [1/s², 1/s]; the solver multiplies them by the
-    DOF's effective inertia ``1 / (H⁻¹)_ii`` (mass matrix with armature), so the response does not
+    DOF's effective inertia ``1 / (H⁻¹)_ii`` (mass matrix with armature; SolverXPBD and SolverSemiImplicit:
+    the joint's two-body inertia, :mod:`jaxart.solvers.maximal.drive_inertia`), so the response does not
     depend on the link inertias.
     """
 

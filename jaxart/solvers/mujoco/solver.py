@@ -36,8 +36,11 @@ tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with sti
                         springlength and range, and tendon actuators (``Control.tendon_f`` → a
                         motor, ``tendon_target_ke/kd`` → position / velocity servos on the
                         tendon) (:mod:`jaxart.solvers.mujoco.tendons`).
-ACCELERATION drives     ✗ NotImplementedError naming the joints (gains scale with the
-                        configuration-dependent effective inertia; SolverFeatherstone only).
+ACCELERATION drives     tree joints: the position / velocity actuators' ``gainprm``/``biasprm``
+                        are multiplied in every step by the DOF's effective inertia
+                        ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
+                        :func:`~jaxart.dynamics.drive_inertia.drive_inertia`; only models with
+                        such drives pay for it); loop-closing joints: NotImplementedError.
 ======================  =====================================================================
 """
 
@@ -51,9 +54,11 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
-from jaxart.dynamics.drive_inertia import reject_acceleration_drives
+from jaxart.dynamics.drive_inertia import drive_inertia, reject_acceleration_drives
+from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
+from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
@@ -121,7 +126,9 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
-        reject_acceleration_drives(model, "SolverMuJoCo")
+        reject_acceleration_drives(model, "SolverMuJoCo", joints=model.topology.joint_articulation.array < 0,
+                                   reason="loop-closing joints are site-transmission actuators without a "
+                                   "tree DOF whose effective inertia 1/(M⁻¹)_ii could scale them")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -139,7 +146,8 @@ class SolverMuJoCo:
         self.mjx_model = mjx.put_model(self.mj_model)
         self._data0 = mjx.make_data(self.mjx_model)
         self.update_body_state = bool(update_body_state)
-        self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step))
+        self._accel = _acceleration_actuators(model, self.layout)
+        self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step, self._accel))
         self._to_data = functools.partial(_to_data, self.layout)
         if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
             self._to_data = jax.jit(self._to_data)
@@ -150,7 +158,7 @@ class SolverMuJoCo:
                                                        model.topology.shape_label)
             self._step_contacts = jax.jit(functools.partial(
                 _step, self.layout, self.update_body_state,
-                functools.partial(mjx_step_with_contacts, self._contact_bridge)))
+                functools.partial(mjx_step_with_contacts, self._contact_bridge), self._accel))
         if save_to_mjcf is not None:
             self.save_to_mjcf(save_to_mjcf)
 
@@ -191,7 +199,8 @@ class SolverMuJoCo:
         ``model`` must have the converted model's static structure (e.g. the result of
         :func:`jaxart.sim.equality.set_constraints_enabled`); it may be traced (inside ``jit``). Its
         ``equality_constraint_enabled`` / ``constraint_mimic_enabled`` flags set MuJoCo's ``eq_active``
-        in every step, and it is the model of the FK after each step; every other value MuJoCo uses
+        in every step, it is the model of the FK after each step and of the effective inertias that scale
+        ``ACCELERATION`` drives; every other value MuJoCo uses
         (masses, gains, anchors, ...) stays the one converted at construction.
 
         Raises:
@@ -266,10 +275,48 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     return eval_fk(model, joint_q, joint_qd, state)
 
 
-def _step(layout: MjLayout, fk: bool, advance, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
-          control: Control, dt, *contacts) -> State:
+def _acceleration_actuators(model: Model, layout: MjLayout):
+    """Static ``(actuator ids, jaxart DOFs)`` of the drive actuators of ``ACCELERATION`` DOFs, or ``None``."""
+    topo = model.topology
+    accel = acceleration_dofs(topo)
+    if not accel.any():
+        return None
+    qs, ds = np.asarray(topo.joint_q_start.array), np.asarray(topo.joint_qd_start.array)
+    jtype = np.asarray(topo.joint_type.array)
+    coord_dof = np.full(model.joint_coord_count, -1)
+    for j in range(topo.joint_count):
+        n = int(ds[j + 1] - ds[j])
+        if jtype[j] not in (JointType.BALL, JointType.FREE, JointType.DISTANCE) and qs[j + 1] - qs[j] == n:
+            coord_dof[qs[j]:qs[j] + n] = ds[j] + np.arange(n)
+        elif jtype[j] == JointType.BALL:
+            coord_dof[qs[j]] = ds[j]  # first DOF of the BALL joint whose quaternion starts here
+    pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src, strict=True)]
+    pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src, strict=True)]
+    pairs += [(int(a), int(coord_dof[src[0]] + k))
+              for a, src, k in zip(layout.ball_act, layout.ball_src, layout.ball_comp, strict=True)]
+    pairs = [(a, d) for a, d in pairs if d >= 0 and accel[d]]
+    if not pairs:
+        return None
+    return np.asarray([a for a, _ in pairs], np.int32), np.asarray([d for _, d in pairs], np.int32)
+
+
+def _scale_actuators(m: mjx.Model, accel, model: Model, state: State) -> mjx.Model:
+    """``m`` with the gains and biases of the acceleration-drive actuators times the DOFs' effective inertias
+    ``1 / (M⁻¹)_ii`` at ``state`` (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`, armature included)."""
+    act, dof = accel
+    ft = m.actuator_gainprm.dtype
+    m_eff = drive_inertia(model, state.joint_q, state.body_q)[dof].astype(ft)
+    gain = m.actuator_gainprm.at[act, 0].multiply(m_eff)
+    bias = m.actuator_biasprm.at[act, 1:3].multiply(m_eff[:, None])
+    return m.replace(actuator_gainprm=gain, actuator_biasprm=bias)
+
+
+def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: mjx.Model, data0: mjx.Data,
+          state: State, control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
         d = _to_data(layout, data0, state, control, model)
         m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
+        if accel is not None:
+            m = _scale_actuators(m, accel, model, state)
         d = advance(m, d, *contacts)
         return _from_data(layout, model, d.qpos, d.qvel, state, fk)

@@ -19,7 +19,10 @@ disabled joints (``joint_enabled``)         ✓ skipped
 drives ``target_ke/kd`` per                 ✓ NONE/EFFORT: no PD; POSITION: ke (q*−q) + kd (q̇*−q̇);
 ``joint_target_mode``                         VELOCITY: kd (q̇*−q̇); POSITION_VELOCITY: both
 ``joint_act``                               ✓ added to the drive (no effort clamp, as Newton)
-``joint_drive_type`` ACCELERATION           ✗ (NotImplementedError naming the joints; SolverFeatherstone)
+``joint_drive_type`` ACCELERATION           ✓ explicit ``m·(ke (q*−q) + kd (q̇*−q̇))``, ``m`` the DOF's
+                                              effective inertia at the step's poses (the joint's two
+                                              bodies, locked directions held:
+                                              :mod:`jaxart.solvers.maximal.drive_inertia`)
 limits ``limit_ke/kd``                      ✓ penalty; the drive is off beyond a limit (Newton)
 ``stiffness``/``rest_q``/``damping``          ✓ angular springs wrap to (−π, π] (Newton)
 ``body_f``, gravity                         ✓ world wrench about the COM; gravity on bodies with mass
@@ -48,12 +51,12 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.contact.penalty import contact_body_wrenches
-from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics.ik import eval_ik
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
+from jaxart.solvers.maximal.drive_inertia import acceleration_gains
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
 from jaxart.solvers.maximal.tendons import tendon_body_wrenches
@@ -96,7 +99,6 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
-        reject_acceleration_drives(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)
@@ -139,7 +141,8 @@ def semi_implicit_step(model: Model, state: State, control: Control | None, cont
         dtype = state.body_q.dtype
         dt = jnp.asarray(dt, dtype)
         f = state.body_f.astype(dtype)
-        f = f + joint_wrenches(model, state, control, attach_ke=attach_ke, attach_kd=attach_kd)
+        f = f + joint_wrenches(acceleration_gains(model, state.body_q), state, control, attach_ke=attach_ke,
+                               attach_kd=attach_kd)
         f = f + tendon_body_wrenches(model, state, control)
         f = f + equality_wrenches(model, state, attach_ke=attach_ke, attach_kd=attach_kd)
         if contacts is not None:

@@ -25,7 +25,10 @@ joint limits                                ✓ hard; 1-axis angles by swing–t
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
                                               limits; ✗ on FREE/DISTANCE (Newton ignores them)
-``joint_drive_type`` ACCELERATION           ✗ NotImplementedError naming the joints (SolverFeatherstone)
+``joint_drive_type`` ACCELERATION           ✓ gains [1/s², 1/s] times the drive row's effective inertia
+                                              ``1/w`` at the step-start poses (compliance ``w/k``; the
+                                              joint's two bodies with its locked rows held:
+                                              :mod:`jaxart.solvers.maximal.drive_inertia`)
 ``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
 ``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
                                               (stiffness ``k + d/dt``), stable at any ``d·dt/I``
@@ -72,7 +75,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.drive_inertia import reject_acceleration_drives
 from jaxart.kinematics.ik import eval_ik
 from jaxart.kinematics.ik_lanes import ik_inputs, ik_static
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate
@@ -81,6 +83,7 @@ from jaxart.sim import checks
 from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
+from jaxart.solvers.maximal.drive_inertia import acceleration_gains
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -127,7 +130,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives on FREE/DISTANCE joints, ACCELERATION drives.
+        NotImplementedError: Drives on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -149,7 +152,6 @@ class SolverXPBD(SolverBase):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
         _check_supported(model)
-        reject_acceleration_drives(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
@@ -191,8 +193,10 @@ def _check_supported(model: Model) -> None:
             bad.append(f"{model.topology.joint_label[j]!r} (drive on {JointType(jt).name})")
     if bad:
         raise NotImplementedError("SolverXPBD does not support: " + ", ".join(bad)
-                                  + " (Newton's XPBD ignores drives on FREE/DISTANCE joints). Use a D6 joint "
-                                  "for a driven 6-DOF body, or SolverFeatherstone.")
+                                  + ": drive rows act on scalar joint coordinates, and FREE joints (position + "
+                                  "quaternion) and DISTANCE joints (anchor distance, no joint axes) have none "
+                                  "(Newton's XPBD ignores such drives). Use a D6 joint with 3 linear + 3 angular "
+                                  "axes for a driven 6-DOF body, or SolverFeatherstone.")
 
 
 def _has_ball_drives(st) -> bool:
@@ -235,7 +239,8 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         drive_on = has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))
         has_contacts = contacts is not None and contacts.capacity > 0
         restitution = enable_restitution and has_contacts
-        drives = drive_targets(model, control, st, state.body_q, dt) if drive_on else None
+        drives = drive_targets(acceleration_gains(model, state.body_q), control, st, state.body_q, dt) if drive_on \
+            else None
         q0_ext = jnp.concatenate([state.body_q, jnp.asarray(_IDENT, f)], 0)
         cf = contact_frame(model, state.body_q, contacts) if has_contacts else None
         opt = LaneOptions(iterations, joint_linear_relaxation, joint_angular_relaxation, joint_linear_compliance,
