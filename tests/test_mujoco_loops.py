@@ -129,8 +129,9 @@ def test_revolute_loop_position_velocity_drive_maps_two_site_actuators():
 
 def test_driven_damped_ball_loop_gets_an_auxiliary_ball_settling_at_the_closed_form():
     """Parallelogram closed by a BALL loop joint with a POSITION drive (ke 50, kd 5, target 0.5 rad about the hinge
-    axis) and damping on its three DOFs: an auxiliary body carries a MuJoCo ball with the tree BALL mapping (three
-    ``gear``-axis actuators, damping), and MuJoCo C settles where ``ke (θ* − θ) = 9.81 sin θ``."""
+    axis) and damping on its three DOFs: an auxiliary body carries a MuJoCo ball welded to the rocker, the drive and
+    the damping are per-axis site actuators (rotation-vector ``gear``, as the tree BALL mapping), and MuJoCo C settles
+    where ``ke (θ* − θ) = 9.81 sin θ`` with the weld intact."""
     b, lj = fourbar_builder("ball")
     d0, q0 = b.joint_qd_start[lj], b.joint_q_start[lj]
     for d in range(d0, d0 + 3):
@@ -144,12 +145,15 @@ def test_driven_damped_ball_loop_gets_an_auxiliary_ball_settling_at_the_closed_f
     jnt = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "loop")
     assert mj.jnt_bodyid[jnt] == aux and mj.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_BALL
     assert list(mj.eq_type) == [mujoco.mjtEq.mjEQ_WELD]
-    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[jnt]:][:3], 0.1)
-    np.testing.assert_array_equal(mj.actuator_trnid[:, 0], [jnt] * 3)
-    np.testing.assert_allclose(mj.actuator_gear[:, :3], np.eye(3))
+    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[jnt]:][:3], 0.0)  # damping moved to the dampers
+    names = [mj.actuator(i).name for i in range(mj.nu)]
+    assert names == [f"loop_{a}_{k}" for a in "xyz" for k in ("pos", "damp")]
+    np.testing.assert_array_equal(mj.actuator_trntype, [mujoco.mjtTrn.mjTRN_SITE] * 6)
+    np.testing.assert_allclose(mj.actuator_gear[:, 3:], np.repeat(np.eye(3), 2, axis=0))
+    np.testing.assert_allclose(mj.actuator_biasprm[:, :3], [[0.0, -50.0, -5.0], [0.0, 0.0, -0.1]] * 3)
     st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
     data = solver.to_mj_data(st)
-    np.testing.assert_allclose(data.ctrl, [0.5, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(data.ctrl[::2], [0.5, 0.0, 0.0], atol=1e-12)
     mj.opt.timestep = 5e-3
     adr = mj.jnt_qposadr[jnt]
     angle = []
@@ -161,6 +165,7 @@ def test_driven_damped_ball_loop_gets_an_auxiliary_ball_settling_at_the_closed_f
     assert abs(angle[-1] - theta) < 1e-3  # MuJoCo's soft weld leaves ~1e-4
     assert max(angle) > theta  # it overshoots (underdamped) and settles
     np.testing.assert_allclose(data.qpos[adr + 2:adr + 4], 0.0, atol=1e-6)  # it stays planar
+    assert np.abs(data.efc_pos).max() < 1e-3  # the weld holds (with damping on the auxiliary ball it would not)
 
 
 # ------------------------------------------------------------------ loop-closing PRISMATIC / D6 joints
@@ -303,7 +308,7 @@ def _rope_builder(loop_ke: float = 0.0):
 
 def test_distance_joints_map_to_free_joints_and_limited_tendons():
     """Tree DISTANCE → free joint (FREE coordinates) + a spatial tendon between the anchors with range [min, max]
-    (unlimited side: 0 / 1e10); a loop DISTANCE joint → the tendon only; hard limits keep MuJoCo's default solref,
+    (an unlimited side: 0 / 1e10); a loop DISTANCE joint → the tendon only; hard limits keep MuJoCo's default solref,
     penalty ones map to the direct (−ke, −kd)."""
     b, bodies = _rope_builder(loop_ke=500.0)
     model = b.finalize(dtype=F64)
@@ -313,7 +318,7 @@ def test_distance_joints_map_to_free_joints_and_limited_tendons():
     assert mj.neq == 0 and mj.nu == 0
     names = [mj.tendon(i).name for i in range(mj.ntendon)]
     assert names == ["rope__distance", "strut__distance", "tether__distance"]
-    np.testing.assert_allclose(mj.tendon_range, [[0.2, 1.0], [0.5, 2.0], [0.0, 1e10]])
+    np.testing.assert_allclose(mj.tendon_range, [[0.2, 1.0], [0.5, 2.0], [0.0, 0.8]])  # no minimum: 0
     np.testing.assert_allclose(mj.tendon_solref_lim, [[0.02, 1.0], [0.02, 1.0], [-500.0, -50.0]])
     st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
     data = solver.to_mj_data(st)

@@ -168,7 +168,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     if masks.uncovered_pairs:
         warnings.warn(f"SolverMuJoCo: {masks.uncovered_pairs} filtered shape pairs cannot be expressed with "
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
-    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec)
+    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec, options["integrator"])
     add_actuators(spec, h, rec)
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)

@@ -99,10 +99,10 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range, *, free: bool) -> None:
 def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
     """Drive actuators per DOF in jaxart DOF order (BALL: one per axis, the axis as ``gear``).
 
-    Loop-closing joints (outside every articulation) are skipped unless they have an auxiliary body
-    (``h.aux_loops``; :mod:`jaxart.solvers.mujoco.loops`).
+    Loop-closing joints (outside every articulation) are skipped unless their drives act on the joints of
+    an auxiliary body (``h.aux_actuated``; :mod:`jaxart.solvers.mujoco.loops`).
     """
-    aux = set(getattr(h, "aux_loops", ()))
+    aux = set(getattr(h, "aux_actuated", ()))
     for j in range(h.topo.joint_count):
         jt = int(h.jtype[j])
         loop = h.topo.joint_articulation.array[j] < 0 and j not in aux

@@ -90,7 +90,7 @@ def needs_aux(h, j: int) -> bool:
     return has_terms(h, j) or (na == 3 and driven(h, j))
 
 
-def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[int]:
+def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator: str) -> list[int]:
     """The auxiliary bodies (with the loop joints' MuJoCo joints) of the loops that need one (module docstring).
 
     Args:
@@ -99,9 +99,14 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[in
         fr: The equality module's ``_Frames``.
         loops: Loop-closing joints.
         rec: The layout recorder (``scalar`` receives the joints, ``aux`` the ``(aux body, child body)`` names).
+        integrator: The resolved integrator option.
 
     Returns:
-        The loop joints given an auxiliary body.
+        The loop joints given an auxiliary body (``h.aux_actuated``: those whose drives are auxiliary-joint actuators).
+
+    Raises:
+        NotImplementedError: Damping or drive damping on a multi-axis D6 loop joint with an integrator that makes it
+            implicit.
     """
     out = []
     for j in loops:
@@ -116,6 +121,18 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[in
         body.mass = AUX_MASS
         body.inertia = [AUX_INERTIA] * 3
         add_joints(body, h, j, rec, _IDENT)
+        if site_driven(h, j):  # drives and damping act through sites (add_loop_drives)
+            for jnt in body.joints:
+                jnt.damping = [0.0, 0.0, 0.0]
+        else:
+            bad = _velocity_terms(h, j, integrator)
+            if bad:
+                raise NotImplementedError(
+                    f"{what}: {' and '.join(bad)} on a multi-axis loop D6 joint are not mapped with the "
+                    f"{integrator!r} integrator (it treats them implicitly on the auxiliary joints, whose tiny inertia "
+                    "then cancels the weld's force); use integrator='rk4'" + (
+                        "" if bad == ["joint_damping"] or integrator == "euler" else " or 'euler'"))
+            h.aux_actuated = (*getattr(h, "aux_actuated", ()), int(j))
         rec.aux.append((f"{label}__aux", fr.name(int(h.child[j]), what)))
         nl, na = (int(x) for x in h.dof_dim[j])
         rec.loop_axes.append((int(j), p, int(h.child[j]), int(h.jtype[j]), nl, na, int(h.qd_start[j]),
@@ -169,36 +186,73 @@ def check_loop_drive(h, j: int) -> None:
                                   "DOFs are not mapped")
 
 
+def site_driven(h, j: int) -> bool:
+    """Whether loop joint ``j``'s drives and damping act through site transmissions: one-DOF joints (REVOLUTE,
+    PRISMATIC, D6 with one axis) and BALL joints, whose coordinates a site transmission measures exactly."""
+    nl, na = (int(x) for x in h.dof_dim[j])
+    return nl + na == 1 or int(h.jtype[j]) == JointType.BALL
+
+
+def _velocity_terms(h, j: int, integrator: str) -> list[str]:
+    """The terms of loop joint ``j`` that ``integrator`` makes implicit in velocity (damping; drive damping)."""
+    ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
+    out = ["joint_damping"] if integrator != "rk4" and np.any(h.joint_damping[ds:de] != 0.0) else []
+    vel = np.isin(h.mode[ds:de], (JointTargetMode.POSITION, JointTargetMode.VELOCITY,
+                                  JointTargetMode.POSITION_VELOCITY)) & (h.joint_target_kd[ds:de] != 0.0)
+    if integrator in ("implicit", "implicitfast") and np.any(vel):
+        out.append("joint_target_kd")
+    return out
+
+
 def add_loop_drives(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> None:
-    """Sites and site-transmission actuators for the drives of the loop joints ``loops`` (module docstring).
+    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops`` that
+    :func:`site_driven` selects (module docstring).
 
     Args:
         spec: The spec (bodies added).
         h: The converter's host copy of the model.
         fr: The equality module's ``_Frames`` (MuJoCo body names and frame offsets).
         loops: Loop-closing joints.
-        rec: The layout recorder (``pos_act``/``vel_act`` receive the actuators).
+        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act`` receive the actuators).
     """
     for j in loops:
-        if not driven(h, j) or needs_aux(h, j):
+        aux = needs_aux(h, j)
+        damped = aux and np.any(h.joint_damping[int(h.qd_start[j]):int(h.qd_start[j + 1])] != 0.0)
+        if not (driven(h, j) or damped) or not site_driven(h, j):
             continue
         check_loop_drive(h, j)
         what = f"SolverMuJoCo: loop-closing joint {h.joint_label[j]!r}"
         label = h.joint_label[j]
         site = anchor_site(spec, fr, int(h.child[j]), h.joint_X_c[j], f"{label}__child", what)
         ref = anchor_site(spec, fr, int(h.parent[j]), h.joint_X_p[j], f"{label}__parent", what)
-        d, qs = int(h.qd_start[j]), int(h.q_start[j])
-        axis = h.joint_axis[d] / np.linalg.norm(h.joint_axis[d])
-        gear = np.concatenate([np.zeros(3), axis])
-        mode, kp, kd = int(h.mode[d]), float(h.joint_target_ke[d]), float(h.joint_target_kd[d])
-        effort = float(h.joint_effort_limit[d])
-        if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
-            damp = kd if mode == JointTargetMode.POSITION else 0.0
-            _site_actuator(spec, f"{label}_pos", site, ref, kp, [0.0, -kp, -damp], gear, effort)
-            rec.pos_act.append((f"{label}_pos", qs))
-        if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
-            _site_actuator(spec, f"{label}_vel", site, ref, kd, [0.0, 0.0, -kd], gear, effort)
-            rec.vel_act.append((f"{label}_vel", d))
+        ball = int(h.jtype[j]) == JointType.BALL
+        nl = int(h.dof_dim[j, 0])
+        ds, qs = int(h.qd_start[j]), int(h.q_start[j])
+        for k in range(3 if ball else 1):
+            d = ds + k
+            axis = np.eye(3)[k] if ball else h.joint_axis[d] / np.linalg.norm(h.joint_axis[d])
+            gear = np.concatenate([axis, np.zeros(3)] if nl else [np.zeros(3), axis])
+            tag = f"{label}_{'xyz'[k]}" if ball else label
+            _site_drive(spec, h, rec, d, tag, (site, ref, gear), (qs, k) if ball else qs)
+            if aux and h.joint_damping[d] != 0.0:  # the auxiliary joint carries no damping (module docstring)
+                b = float(h.joint_damping[d])
+                _site_actuator(spec, f"{tag}_damp", site, ref, 0.0, [0.0, 0.0, -b], gear, np.inf)
+
+
+def _site_drive(spec, h, rec, d: int, tag: str, trn: tuple, coord) -> None:
+    """Position / velocity site actuators of DOF ``d``; ``coord`` is its coordinate, or ``(q_start, axis)`` (BALL)."""
+    mode, kp, kd = int(h.mode[d]), float(h.joint_target_ke[d]), float(h.joint_target_kd[d])
+    effort = float(h.joint_effort_limit[d])
+    if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
+        damp = kd if mode == JointTargetMode.POSITION else 0.0
+        _site_actuator(spec, f"{tag}_pos", *trn[:2], kp, [0.0, -kp, -damp], trn[2], effort)
+        if isinstance(coord, tuple):
+            rec.ball_act.append((f"{tag}_pos", *coord))
+        else:
+            rec.pos_act.append((f"{tag}_pos", coord))
+    if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
+        _site_actuator(spec, f"{tag}_vel", *trn[:2], kd, [0.0, 0.0, -kd], trn[2], effort)
+        rec.vel_act.append((f"{tag}_vel", d))
 
 
 def measure_loop_coords(layout, model, joint_q, joint_qd, body_q):
@@ -227,5 +281,6 @@ def _site_actuator(spec: mujoco.MjSpec, name: str, site: str, ref: str, gain: fl
     act.gainprm = np.concatenate([[gain], np.zeros(9)])
     act.biasprm = np.concatenate([bias, np.zeros(7)])
     act.gear = gear
-    act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-    act.forcerange = [-effort, effort]
+    if np.isfinite(effort):
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-effort, effort]
