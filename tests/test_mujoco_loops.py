@@ -15,6 +15,7 @@ import jaxart
 from jaxart.sim.equality import set_constraints_enabled
 from jaxart.sim.validate import np_quat_mul
 from jaxart.solvers import SolverFeatherstone, SolverMuJoCo
+from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.loops import AUX_MASS
 
 jax.config.update("jax_enable_x64", True)
@@ -426,3 +427,16 @@ def test_constraints_name_auxiliary_loop_joints_and_mjcf_warns(tmp_path):
     assert mj.wrap_objid[mj.tendon_adr[0]] == slide
     with pytest.warns(UserWarning, match="invweight0"):
         solver.save_to_mjcf(str(tmp_path / "loop.xml"))
+
+
+def test_damped_multi_axis_d6_loop_needs_an_explicit_integrator():
+    """Damping on a multi-axis D6 loop joint stays on its auxiliary joints, where an implicit integrator would cancel
+    the weld: it raises with implicit-fast and maps with RK4 (compile only)."""
+    b, lj = fourbar_builder("d6")
+    b.joint_dof["damping"][b.joint_qd_start[lj]] = 0.5
+    model = b.finalize(dtype=F64)
+    with pytest.raises(NotImplementedError, match="'loop'.*joint_damping.*'implicitfast'.*rk4"):
+        model_to_spec(model, resolve_options())
+    mj = model_to_spec(model, resolve_options(integrator="rk4"))[0].compile()
+    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT,
+                                                                                 "loop_lin")]], 0.5)

@@ -15,8 +15,18 @@ POSITION ``gain kp, bias (0, −kp, −kd)``; VELOCITY ``kd, (0, 0, −kd)``; PO
 actuators. ``ctrl`` comes from ``Control.joint_target_q``/``joint_target_qd`` of the loop joint's
 coordinate/DOF (the layout's ``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's
 ``forcerange`` (a tree joint clamps the sum with ``actfrcrange``; with POSITION_VELOCITY and a saturated
-drive the two differ). This site transmission serves drives on loop joints with one free axis (REVOLUTE, or a
-D6 with one angular axis) and no other term; driven BALL-like loop joints take the auxiliary body below.
+drive the two differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE,
+PRISMATIC, a D6 with one axis: ``gear`` = the axis, translational for a linear one) and of loop BALL joints
+(three actuators ``<joint>_{x,y,z}_pos/_vel`` with ``gear`` = that rotation axis, whose length is that component of
+the relative rotation vector — the tree BALL mapping's — and ``ctrl`` the target quaternion's rotation vector),
+:func:`site_driven`; when such a joint has an auxiliary body (below) its damping ``b`` is a site actuator too
+(``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
+joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
+auxiliary joint's tiny inertia that cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad
+apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Drive damping and joint damping on
+multi-axis D6 loop joints (Euler-angle coordinates, not expressible by a site transmission) stay on the auxiliary
+joints and therefore raise ``NotImplementedError`` unless the integrator keeps them explicit (``rk4``; ``euler`` for
+drive damping).
 
 Loop-closing PRISMATIC joints and D6 joints with linear axes or two angular axes have no MuJoCo
 equality; enabled REVOLUTE-like (0 linear + 1 angular DOF) and BALL-like (0 + 3) loop joints with finite
@@ -25,10 +35,10 @@ would lose those terms as CONNECT rows. All of them get an *auxiliary body* ``<j
 parent's MuJoCo body at the parent anchor ``joint_X_p`` carrying the loop joint's DOFs as MuJoCo joints (the
 tree-joint mapping, :func:`jaxart.solvers.mujoco.joints.add_joints`: slides then hinges, or one ball, named like
 a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the child anchor ``joint_X_c``. The
-loop joint's coordinates thus become MuJoCo coordinates: its drives, limits, springs, damping, friction and
-armature are the tree-joint mapping's (so a BALL loop joint's drive is three ``gear``-axis actuators, while its
-limits and springs raise as on a tree BALL joint), ``step`` writes them back, and before each step they are
-re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
+loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
+tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
+above (multi-axis D6: the tree mapping's actuators and damping), ``step`` writes them back, and before each step
+they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
 coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
 loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass
 ``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo rejects massless moving bodies): a ~1e-6 relative perturbation
