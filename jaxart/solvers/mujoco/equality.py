@@ -23,7 +23,7 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
   mapping): FIXED → one WELD, REVOLUTE-like (0 linear + 1 angular DOF) → two CONNECTs 0.05 m either
   side of the anchor along the hinge axis, BALL-like (0 + 3) → one CONNECT; ``joint_enabled`` →
   ``eq_active0`` (static: loop rows ignore the run-time flags). Both points of each row are set exactly
-  from ``joint_X_p``/``joint_X_c``. Drives on one-axis loop joints become site-transmission actuators
+  from ``joint_X_p``/``joint_X_c``. Drives on one-DOF and BALL loop joints become site-transmission actuators
   (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints, REVOLUTE / BALL-like ones with limits or
   passive terms and driven BALL-like ones get an auxiliary body welded to the child (same module). A loop FREE
   joint constrains nothing and maps to nothing; a loop DISTANCE joint maps to its distance-limit tendon
@@ -66,9 +66,8 @@ def loop_joints(h) -> list[int]:
                                       "through articulated joints); add it to an articulation")
         nl, na = (int(x) for x in h.dof_dim[j])
         jt = int(h.jtype[j])
-        ok = jt in (JointType.FIXED, JointType.FREE, JointType.DISTANCE) or (nl, na) in ((0, 1), (0, 3)) or needs_aux(
-            h, int(j))
-        if not ok:
+        no_dof_rule = jt in (JointType.FIXED, JointType.FREE, JointType.DISTANCE)
+        if not (no_dof_rule or (nl, na) in ((0, 1), (0, 3)) or needs_aux(h, int(j))):
             raise NotImplementedError(f"{what}: loop-closing {JointType(jt).name} joints with {nl} linear + {na} "
                                       "angular DOFs have no MuJoCo mapping (FIXED → WELD, revolute → 2 CONNECT, "
                                       "ball → CONNECT, prismatic / D6 → auxiliary body + WELD)")

@@ -27,8 +27,9 @@ gradients w.r.t. Model  not available: the MuJoCo model is built from the Model'
 equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / revolute / ball
                         joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`), loop
                         PRISMATIC / D6 joints and REVOLUTE / BALL ones with limits, passive terms
-                        (or BALL drives) → an auxiliary body welded to the child, drives on
-                        one-axis loop joints → site-transmission actuators
+                        (or BALL drives) → an auxiliary body welded to the child, drives (and
+                        with an auxiliary body damping) on one-DOF and BALL loop joints →
+                        site-transmission actuators
                         (:mod:`jaxart.solvers.mujoco.loops`), loop FREE joints → nothing; the
                         ``enabled`` flags set ``eq_active`` in every step (switch them with
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo

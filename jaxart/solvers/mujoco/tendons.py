@@ -20,12 +20,13 @@
   distance equality, so a spatial tendon ``<joint>__distance`` through a site ``<joint>__dist_parent`` at the parent
   anchor and a site ``<joint>__dist_child`` at the child anchor (its length is the anchor distance) gets
   ``range = [min, max]`` (``0`` / ``1e10`` for an unlimited side). ``limit_ke = limit_kd = 0`` (jaxart's hard limit)
-  keeps MuJoCo's default ``solref``: a stiff soft constraint (a rope-hung mass stretches it by a few tenths of a
-  millimetre under gravity). Otherwise ``solref_limit = (−ke, −kd)``, MuJoCo's direct stiffness / damping as for
-  joint and tendon limits, an approximation: along a limit row of effective mass ``m`` MuJoCo's acceleration is
-  ``(1 − d) a₀ − ke r − kd ṙ`` at full impedance (``d`` = solimp's ``dmax``, ``a₀`` the unconstrained acceleration,
-  ``r`` the violation) where jaxart's penalty gives ``a₀ − (ke r + kd ṙ)/m``: equal rates for ``m = 1``, but MuJoCo
-  also cancels most of the load, so a loaded soft limit sags less.
+  keeps MuJoCo's default ``solref``: a stiff soft constraint (a 1 kg mass swinging on a 1 m rope stretches it by
+  1.6 mm; a strut stopping a 1.8 m/s approach is overrun by 12 mm). Otherwise ``solref_limit = (−ke, −kd)``,
+  MuJoCo's direct stiffness / damping as for joint and tendon limits, an approximation: along a limit row of
+  effective mass ``m`` MuJoCo's acceleration is ``(1 − d) a₀ − ke r − kd ṙ`` at full impedance (``d`` = solimp's
+  ``dmax``, ``a₀`` the unconstrained acceleration, ``r`` the violation) where jaxart's penalty gives
+  ``a₀ − (ke r + kd ṙ)/m``: equal rates for ``m = 1``, but MuJoCo also cancels most of the load, so a loaded soft
+  limit sags less.
 """
 
 from __future__ import annotations
