@@ -416,19 +416,15 @@ def test_loop_joints_become_equalities(loop, types):
 
 
 def test_unsupported_loop_and_orphan_joints_raise():
-    b, ix = chain_builder()  # PRISMATIC / D6 loops map to an auxiliary body (test_mujoco_loops.py); FREE ones do not
-    b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
-    with pytest.raises(NotImplementedError, match="'loop'.*FREE.*no MuJoCo mapping"):
+    b, ix = chain_builder()  # PRISMATIC / D6 loops map to an auxiliary body (test_mujoco_loops.py); a D6 without DOFs
+    b.add_joint_d6(ix["l3"], ix["l1"], label="loop")  # does not
+    with pytest.raises(NotImplementedError, match="'loop'.*D6.*no MuJoCo mapping"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
     b = jaxart.ModelBuilder()
     link = b.add_link(mass=1.0, inertia=INERTIA)
     b.add_joint_revolute(-1, link, label="lonely")
     with pytest.raises(NotImplementedError, match="'lonely' is an orphan"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64, skip_validation_joints=True))
-    b, _ = fourbar_builder("ball")  # revolute loop drives map to site actuators (test_mujoco_loops.py)
-    b.joint_target_mode[-1] = int(jaxart.JointTargetMode.POSITION)
-    with pytest.raises(NotImplementedError, match="drives on loop-closing BALL joints"):
-        jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
 
 
 def test_constraint_on_folded_massless_link_raises():

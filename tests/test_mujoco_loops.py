@@ -8,13 +8,14 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
-from equality_models import F64, all_types_builder, fourbar_builder
+from equality_models import F64, all_types_builder, chain_builder, fourbar_builder
 from scipy.optimize import brentq
 
 import jaxart
 from jaxart.sim.equality import set_constraints_enabled
 from jaxart.sim.validate import np_quat_mul
 from jaxart.solvers import SolverFeatherstone, SolverMuJoCo
+from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.loops import AUX_MASS
 
 jax.config.update("jax_enable_x64", True)
@@ -127,11 +128,45 @@ def test_revolute_loop_position_velocity_drive_maps_two_site_actuators():
     np.testing.assert_allclose(solver.to_mj_data(st, control).ctrl, [0.25, -1.5])
 
 
-def test_ball_loop_drives_still_raise():
+def test_driven_damped_ball_loop_gets_an_auxiliary_ball_settling_at_the_closed_form():
+    """Parallelogram closed by a BALL loop joint with a POSITION drive (ke 50, kd 5, target 0.5 rad about the hinge
+    axis) and damping on its three DOFs: an auxiliary body carries a MuJoCo ball welded to the rocker, the drive and
+    the damping are per-axis site actuators (rotation-vector ``gear``, as the tree BALL mapping), and MuJoCo C settles
+    where ``ke (θ* − θ) = 9.81 sin θ`` with the weld intact."""
     b, lj = fourbar_builder("ball")
-    b.joint_target_mode[b.joint_qd_start[lj]] = int(jaxart.JointTargetMode.POSITION)
-    with pytest.raises(NotImplementedError, match="'loop'.*drives on loop-closing BALL joints"):
-        SolverMuJoCo(b.finalize(dtype=F64))
+    d0, q0 = b.joint_qd_start[lj], b.joint_q_start[lj]
+    for d in range(d0, d0 + 3):
+        b.joint_target_mode[d] = int(jaxart.JointTargetMode.POSITION)
+        b.joint_dof["target_ke"][d], b.joint_dof["target_kd"][d], b.joint_dof["damping"][d] = 50.0, 5.0, 0.1
+    b.joint_target_q[q0:q0 + 4] = [np.sin(0.25), 0.0, 0.0, np.cos(0.25)]
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    aux = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "loop__aux")
+    jnt = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "loop")
+    assert mj.jnt_bodyid[jnt] == aux and mj.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_BALL
+    assert list(mj.eq_type) == [mujoco.mjtEq.mjEQ_WELD]
+    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[jnt]:][:3], 0.0)  # damping moved to the dampers
+    names = [mj.actuator(i).name for i in range(mj.nu)]
+    assert names == [f"loop_{a}_{k}" for a in "xyz" for k in ("pos", "damp")]
+    np.testing.assert_array_equal(mj.actuator_trntype, [mujoco.mjtTrn.mjTRN_SITE] * 6)
+    np.testing.assert_allclose(mj.actuator_gear[:, 3:], np.repeat(np.eye(3), 2, axis=0))
+    np.testing.assert_allclose(mj.actuator_biasprm[:, :3], [[0.0, -50.0, -5.0], [0.0, 0.0, -0.1]] * 3)
+    st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    data = solver.to_mj_data(st)
+    np.testing.assert_allclose(data.ctrl[::2], [0.5, 0.0, 0.0], atol=1e-12)
+    mj.opt.timestep = 5e-3
+    adr = mj.jnt_qposadr[jnt]
+    angle = []
+    for _ in range(400):
+        mujoco.mj_step(mj, data)
+        w, x = data.qpos[adr], data.qpos[adr + 1]
+        angle.append(2.0 * np.arctan2(x, w))
+    theta = brentq(lambda t: 50.0 * (0.5 - t) - 9.81 * np.sin(t), 0.0, 0.5)
+    assert abs(angle[-1] - theta) < 1e-3  # MuJoCo's soft weld leaves ~1e-4
+    assert max(angle) > theta  # it overshoots (underdamped) and settles
+    np.testing.assert_allclose(data.qpos[adr + 2:adr + 4], 0.0, atol=1e-6)  # it stays planar
+    assert np.abs(data.efc_pos).max() < 1e-3  # the weld holds (with damping on the auxiliary ball it would not)
 
 
 # ------------------------------------------------------------------ loop-closing PRISMATIC / D6 joints
@@ -195,3 +230,213 @@ def test_driven_prismatic_loop_matches_featherstone():
     np.testing.assert_allclose(bq, ref, atol=2e-3)
     slide = jq[:, model.joint_q_start[lj]]
     assert np.abs(slide).max() > 0.01  # the loop coordinate is written back
+
+
+# ------------------------------------------------------------------ limits and passive terms on REVOLUTE loops
+def _featherstone_rollout(model, st, dt, n):
+    solver = SolverFeatherstone(model, angular_damping=0.0)
+    run = jax.jit(lambda s0: jax.lax.scan(lambda s, _: (lambda s1: (s1, (s1.joint_q, s1.body_q)))(
+        solver.step(s, None, None, dt)), s0, None, length=n)[1])
+    return [np.asarray(x) for x in run(st)]
+
+
+def _limited_fourbar_run(dt: float = 2e-3, n: int = 300):
+    """Parallelogram closed by a REVOLUTE loop joint limited to ±0.3 rad (penalty ke 1e4, kd 10), launched so that
+    it would swing to ~0.40 rad, stepped with MuJoCo C: ``(model, state, solver, qpos of j0-j2, loop hinge qpos)``."""
+    b, lj = fourbar_builder("revolute")
+    d = b.joint_qd_start[lj]
+    b.joint_dof["limit_lower"][d], b.joint_dof["limit_upper"][d] = -0.3, 0.3
+    b.joint_dof["limit_ke"][d], b.joint_dof["limit_kd"][d] = 1e4, 10.0
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    jnt = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "loop")
+    st = jaxart.eval_fk(model, model.joint_q, jnp.asarray(model.joint_qd).at[:3].set([2.0, -2.0, 2.0]),
+                        model.state())
+    data = solver.to_mj_data(st)
+    mj.opt.timestep = dt
+    tree = solver.layout.q_dst[np.argsort(solver.layout.q_src)][:3]  # qpos of j0, j1, j2
+    mj_q, mj_loop = [], []
+    for _ in range(n):
+        mujoco.mj_step(mj, data)
+        mj_q.append(data.qpos[tree].copy())
+        mj_loop.append(data.qpos[mj.jnt_qposadr[jnt]])
+    return model, st, solver, np.asarray(mj_q), np.asarray(mj_loop)
+
+
+def test_limited_revolute_loop_holds_its_limit():
+    """The limited REVOLUTE loop joint becomes an auxiliary-body hinge with the limit (its ``dof_invweight0`` the
+    rocker's rotational one, not the tiny auxiliary inertia's), and MuJoCo C holds the limit."""
+    _, _, solver, mj_q, mj_loop = _limited_fourbar_run()
+    mj = solver.mj_model
+    jnt = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "loop")
+    aux = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "loop__aux")
+    rocker = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "rocker")
+    assert mj.jnt_bodyid[jnt] == aux and mj.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_HINGE and mj.jnt_limited[jnt]
+    np.testing.assert_allclose(mj.jnt_range[jnt], [-0.3, 0.3])
+    np.testing.assert_allclose(mj.jnt_solref[jnt], [-1e4, -10.0])
+    np.testing.assert_allclose(mj.dof_invweight0[mj.jnt_dofadr[jnt]], mj.body_invweight0[rocker, 1])
+    assert list(mj.eq_type) == [mujoco.mjtEq.mjEQ_WELD] and mj.nu == 0
+    # it reaches and holds the limit (unlimited: 0.40 rad); at the stop MuJoCo's soft limit lets the loop 0.014 rad
+    # past it and its soft weld lets the auxiliary hinge lag the loop angle by 0.012 rad
+    assert 0.29 < mj_q[:, 0].max() < 0.32
+    np.testing.assert_allclose(mj_loop, mj_q[:, 0], atol=2e-2)  # the hinge is the loop angle (= crank angle)
+
+
+@pytest.mark.slow
+def test_limited_revolute_loop_matches_featherstone():
+    """The same run against SolverFeatherstone (which enforces loop limits along the loop axis, penalty 0.006 rad
+    past the stop)."""
+    model, st, _, mj_q, _ = _limited_fourbar_run()
+    fs_q, _ = _featherstone_rollout(model, st, 2e-3, len(mj_q))
+    assert 0.29 < fs_q[:, 0].max() < 0.31
+    np.testing.assert_allclose(mj_q, fs_q[:, :3], atol=3e-2)  # measured 1.9e-2
+
+
+# ------------------------------------------------------------------ DISTANCE joints
+def _rope_builder(loop_ke: float = 0.0):
+    """Three rope-hung spheres: ``bob`` on a tree DISTANCE joint (min 0.2, max 1.0) from (0, 0, 2), released taut at
+    37°; ``ball`` on a FREE joint with a loop DISTANCE joint (max 0.8) from (2, 0, 2), released taut; ``rod`` on a tree
+    DISTANCE joint (min 0.5, max 2.0) from (4, 0, 2), 0.8 below it, thrown up at 3 m/s (hits the minimum)."""
+    b = jaxart.ModelBuilder()
+    inertia = [0.004, 0.004, 0.004]
+
+    def sphere(pos, label):
+        return b.add_link(xform=(pos, (0, 0, 0, 1)), mass=1.0, inertia=inertia, label=label)
+
+    bob = sphere((0.6, 0.0, 1.2), "bob")
+    j_bob = b.add_joint_distance(-1, bob, parent_xform=((0, 0, 2), (0, 0, 0, 1)), min_distance=0.2,
+                                 max_distance=1.0, label="rope")
+    ball = sphere((2.48, 0.0, 1.36), "ball")
+    j_ball = b.add_joint_free(ball, label="ball_free")
+    rod = sphere((4.0, 0.0, 1.2), "rod")
+    j_rod = b.add_joint_distance(-1, rod, parent_xform=((4, 0, 2), (0, 0, 0, 1)), min_distance=0.5,
+                                 max_distance=2.0, label="strut")
+    for j in (j_bob, j_ball, j_rod):
+        b.add_articulation([j])
+    lj = b.add_joint_distance(-1, ball, parent_xform=((2, 0, 2), (0, 0, 0, 1)), max_distance=0.8, label="tether")
+    d = b.joint_qd_start[lj]
+    b.joint_dof["limit_ke"][d], b.joint_dof["limit_kd"][d] = loop_ke, 0.1 * loop_ke
+    b.joint_qd[b.joint_qd_start[j_rod] + 2] = 3.0
+    return b, (bob, ball, rod)
+
+
+def test_distance_joints_map_to_free_joints_and_limited_tendons():
+    """Tree DISTANCE → free joint (FREE coordinates) + a spatial tendon between the anchors with range [min, max]
+    (an unlimited side: 0 / 1e10); a loop DISTANCE joint → the tendon only; hard limits keep MuJoCo's default solref,
+    penalty ones map to the direct (−ke, −kd)."""
+    b, bodies = _rope_builder(loop_ke=500.0)
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    np.testing.assert_array_equal(mj.jnt_type, [mujoco.mjtJoint.mjJNT_FREE] * 3)
+    assert mj.neq == 0 and mj.nu == 0
+    names = [mj.tendon(i).name for i in range(mj.ntendon)]
+    assert names == ["rope__distance", "strut__distance", "tether__distance"]
+    np.testing.assert_allclose(mj.tendon_range, [[0.2, 1.0], [0.5, 2.0], [0.0, 0.8]])  # no minimum: 0
+    np.testing.assert_allclose(mj.tendon_solref_lim, [[0.02, 1.0], [0.02, 1.0], [-500.0, -50.0]])
+    st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    data = solver.to_mj_data(st)
+    np.testing.assert_allclose(data.ten_length, [1.0, 0.8, 0.8], atol=1e-12)
+    np.testing.assert_allclose(data.xpos[solver.layout.body_mj[list(bodies)]], np.asarray(st.body_q)[:, :3],
+                               atol=1e-12)
+    np.testing.assert_allclose(data.qvel[mj.jnt_dofadr[2]:][:3], [0.0, 0.0, 3.0], atol=1e-12)
+
+
+def _ropes_run(dt: float = 2e-3, n: int = 250):
+    """The hard-limited rope model stepped with MuJoCo C: ``(model, state, sphere positions (n, 3, 3))``."""
+    b, bodies = _rope_builder()
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    data = solver.to_mj_data(st)
+    mj.opt.timestep = dt
+    pos = []
+    for _ in range(n):
+        mujoco.mj_step(mj, data)
+        pos.append(data.xpos[solver.layout.body_mj[list(bodies)]].copy())
+    return model, st, np.asarray(pos)
+
+
+def _check_ropes(traj, soft: float) -> None:
+    """Distances in [min − soft, max + 2 mm], the limits act, the pendulums swing."""
+    dist = np.linalg.norm(traj - np.array([[0.0, 0.0, 2.0], [2.0, 0.0, 2.0], [4.0, 0.0, 2.0]]), axis=-1)
+    assert np.all(dist[:, :2] < [1.0 + 2e-3, 0.8 + 2e-3]) and np.all(dist[:, :2] > [0.99, 0.79])  # taut ropes
+    assert 0.5 - soft < dist[:, 2].min() < 0.5 + 1e-3  # the strut stops at its minimum (unlimited: 0.34)
+    assert np.abs(traj[-1, :2, 0] - traj[0, :2, 0]).max() > 0.1  # the pendulums swing
+
+
+def test_distance_ropes_hold_their_limits():
+    """The three rope-hung spheres with hard limits over 0.5 s at 2 ms in MuJoCo C: the distances stay in [min, max]
+    up to MuJoCo's soft limit (1.6 mm stretch of the ropes, 12 mm at the strut's 1.8 m/s stop)."""
+    _check_ropes(_ropes_run()[2], soft=0.015)
+
+
+@pytest.mark.slow
+def test_distance_ropes_match_featherstone():
+    """The same run against SolverFeatherstone (hard rows): its distances hold exactly and the motion agrees."""
+    model, st, pos = _ropes_run()
+    ref = _featherstone_rollout(model, st, 2e-3, len(pos))[1][:, :3, :3]  # bob, ball, rod are bodies 0-2
+    _check_ropes(ref, soft=1e-4)
+    np.testing.assert_allclose(pos[:, :2], ref[:, :2], atol=1e-2)  # measured 4.8e-3
+    np.testing.assert_allclose(pos[:, 2], ref[:, 2], atol=6e-2)  # soft vs hard stop: 4.1e-2 after falling back
+
+
+def test_loop_free_and_distance_joints_without_coordinates():
+    """A loop FREE joint maps to nothing; terms on loop FREE / DISTANCE joints (no MuJoCo coordinates), tree DISTANCE
+    joints below a body and per-DOF limits on FREE joints raise naming the joint."""
+    b, ix = chain_builder()
+    b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
+    model = b.finalize(dtype=F64)
+    mj = SolverMuJoCo(model).mj_model
+    assert mj.neq == 0 and mj.njnt == 3 and mj.nbody == 4
+    b.joint_dof["damping"][-1] = 0.5
+    with pytest.raises(NotImplementedError, match="'loop'.*loop-closing FREE"):
+        SolverMuJoCo(b.finalize(dtype=F64))
+    b, _ = _rope_builder()
+    b.joint_target_mode[-6] = int(jaxart.JointTargetMode.POSITION)
+    with pytest.raises(NotImplementedError, match="'tether'.*loop-closing DISTANCE"):
+        SolverMuJoCo(b.finalize(dtype=F64))
+    b, ix = chain_builder()
+    tip = b.add_link(xform=((0, 0, 0.5), (0, 0, 0, 1)), mass=1.0, inertia=[0.01] * 3, label="tip")
+    b.add_articulation([b.add_joint_distance(ix["l3"], tip, label="hang")])
+    with pytest.raises(NotImplementedError, match="'hang'.*needs the world as parent"):
+        SolverMuJoCo(b.finalize(dtype=F64))
+    b, _ = _rope_builder()
+    b.joint_dof["limit_upper"][b.joint_qd_start[1]] = 1.0  # a per-DOF limit on the FREE joint of "ball"
+    with pytest.raises(NotImplementedError, match="'ball_free'.*per-DOF limits"):
+        SolverMuJoCo(b.finalize(dtype=F64))
+
+
+def test_constraints_name_auxiliary_loop_joints_and_mjcf_warns(tmp_path):
+    """A JOINT equality, a mimic and a fixed tendon on a loop PRISMATIC joint act on its auxiliary slide; saving
+    such a model as MJCF warns that the invweight0 overrides are lost."""
+    b, lj = fourbar_builder("prismatic")
+    b.add_equality_constraint_joint(lj, 0, polycoef=[0.0, 0.1], label="eq")
+    b.add_constraint_mimic(lj, 0, coef1=0.1, label="mimic")
+    b.add_tendon_fixed([(lj, 1.0)], label="ten")
+    model = b.finalize(dtype=F64)
+    solver = SolverMuJoCo(model)
+    mj = solver.mj_model
+    slide = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "loop")
+    j0 = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, "j0")
+    joint_rows = mj.eq_type == mujoco.mjtEq.mjEQ_JOINT
+    np.testing.assert_array_equal(mj.eq_obj1id[joint_rows], [slide, slide])
+    np.testing.assert_array_equal(mj.eq_obj2id[joint_rows], [j0, j0])
+    assert mj.wrap_objid[mj.tendon_adr[0]] == slide
+    with pytest.warns(UserWarning, match="invweight0"):
+        solver.save_to_mjcf(str(tmp_path / "loop.xml"))
+
+
+def test_damped_multi_axis_d6_loop_needs_an_explicit_integrator():
+    """Damping on a multi-axis D6 loop joint stays on its auxiliary joints, where an implicit integrator would cancel
+    the weld: it raises with implicit-fast and maps with RK4 (compile only)."""
+    b, lj = fourbar_builder("d6")
+    b.joint_dof["damping"][b.joint_qd_start[lj]] = 0.5
+    model = b.finalize(dtype=F64)
+    with pytest.raises(NotImplementedError, match="'loop'.*joint_damping.*'implicitfast'.*rk4"):
+        model_to_spec(model, resolve_options())
+    mj = model_to_spec(model, resolve_options(integrator="rk4"))[0].compile()
+    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT,
+                                                                                 "loop_lin")]], 0.5)

@@ -130,10 +130,11 @@ def test_fixed_is_nested_body_and_mocap_on_world():
     assert mj.body_mocapid[bid(mj, "w")] == 0 and mj.body_mocapid[bid(mj, "c")] == -1
 
 
-def test_distance_joint_is_unsupported():
-    b = one_link(lambda b, c: b.add_joint_distance(-1, c, label="rope"))
-    with pytest.raises(NotImplementedError, match="rope"):
-        convert(b.finalize())
+def test_distance_joint_is_a_free_joint_with_a_limited_tendon():
+    b = one_link(lambda b, c: b.add_joint_distance(-1, c, parent_xform=((0, 0, 0.5), (0, 0, 0, 1)), label="rope"))
+    # default max_distance 1; mapping details and dynamics: tests/test_mujoco_loops.py
+    mj, _, _ = convert(b.finalize())
+    assert list(mj.jnt_type) == [T.mjJNT_FREE] and mj.ntendon == 1 and mj.tendon_limited[0]
 
 
 # ------------------------------------------------------------------ geometry types

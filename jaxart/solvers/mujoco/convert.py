@@ -9,9 +9,11 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   D6 → one slide per linear and one hinge per angular axis, named ``<joint>_lin[i]`` /
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
-  DISTANCE joints raise ``NotImplementedError``. Loop-closing joints and equality/mimic
-  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`; loop PRISMATIC/D6 joints
-  and loop-joint drives: :mod:`~jaxart.solvers.mujoco.loops`); tendons
+  DISTANCE (world parent only; another parent raises ``NotImplementedError``) → free joint (its coordinates are a
+  FREE joint's) plus, for finite distance limits, a limited spatial tendon between its anchors
+  (:func:`~jaxart.solvers.mujoco.tendons.add_distance_tendons`). Loop-closing joints and equality/mimic
+  constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`; loop PRISMATIC/D6 joints,
+  loop joints with limits or passive terms and loop-joint drives: :mod:`~jaxart.solvers.mujoco.loops`); tendons
   become MuJoCo tendons (:mod:`~jaxart.solvers.mujoco.tendons`).
 * Frames: the MuJoCo frame of a jointed body is its joint's child anchor
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
@@ -41,7 +43,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   (``[kp]``/``[0,−kp,0]`` and ``[kd]``/``[0,0,−kd]``); NONE and EFFORT none. BALL joints get one
   actuator per axis with ``gear`` = that axis (MuJoCo's ball-joint length is the rotation vector
   of ``qpos`` projected on ``gear``; position targets are the rotation vector of the target
-  quaternion) and ``joint_effort_limit`` → actuator ``forcerange``. FREE-joint drives raise.
+  quaternion) and ``joint_effort_limit`` → actuator ``forcerange``. FREE/DISTANCE-joint drives, springs and
+  per-DOF limits raise (MuJoCo free joints have none).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from jaxart.solvers.mujoco.joints import add_actuators, add_joints
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.loops import add_aux_bodies
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
-from jaxart.solvers.mujoco.tendons import add_tendons
+from jaxart.solvers.mujoco.tendons import add_distance_tendons, add_tendons
 
 DEFAULT_OPTIONS = {"solver": "newton", "integrator": "implicitfast", "cone": "pyramidal", "iterations": 100,
                    "ls_iterations": 50, "impratio": None, "tolerance": None, "jacobian": "auto"}
@@ -137,9 +140,9 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
         ``(spec, recorder)``; compile the spec and ``recorder.resolve`` the layout.
 
     Raises:
-        NotImplementedError: DISTANCE joints, orphan or disabled tree joints, unsupported loop-closing
-            joints (see :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes, BALL joint drives
-            or limits.
+        NotImplementedError: Tree DISTANCE joints with a non-world parent, orphan or disabled tree joints,
+            unsupported loop-closing joints or terms (see :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes,
+            BALL joint limits, FREE/DISTANCE drives or per-DOF limits.
         ValueError: A FREE joint with a non-world parent, a plane on a moving body.
     """
     h = _Host(model)
@@ -165,10 +168,11 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     if masks.uncovered_pairs:
         warnings.warn(f"SolverMuJoCo: {masks.uncovered_pairs} filtered shape pairs cannot be expressed with "
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
-    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec)
+    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec, options["integrator"])
     add_actuators(spec, h, rec)
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)
+    add_distance_tendons(spec, h, _Frames(h, body_joint, rec))
     return spec, rec
 
 
@@ -177,8 +181,6 @@ def _check_joints(h: _Host) -> None:
     enabled = h.topo.joint_enabled.array
     for j in range(h.topo.joint_count):
         what = f"SolverMuJoCo: joint {h.joint_label[j]!r}"
-        if int(h.jtype[j]) == JointType.DISTANCE:
-            raise NotImplementedError(f"{what}: DISTANCE joints have no MuJoCo equivalent in the mapping tables")
         if art[j] < 0:
             continue  # loop-closing (or orphan) joints: mujoco_equality.loop_joints
         if not enabled[j]:
@@ -186,6 +188,9 @@ def _check_joints(h: _Host) -> None:
         if int(h.jtype[j]) == JointType.FREE and h.parent[j] >= 0:
             raise ValueError(f"{what}: MuJoCo free joints need the world as parent, got body "
                              f"{h.body_label[h.parent[j]]!r}")
+        if int(h.jtype[j]) == JointType.DISTANCE and h.parent[j] >= 0:
+            raise NotImplementedError(f"{what}: a tree DISTANCE joint maps to a MuJoCo free joint, which needs the "
+                                      f"world as parent, got body {h.body_label[h.parent[j]]!r}")
 
 
 def _tree_order(h: _Host):
@@ -259,7 +264,7 @@ def _mj_frames(h: _Host, order: list[int], body_joint: dict) -> dict[int, np.nda
             continue
         p = int(h.parent[j])
         anchor = np_transform_mul(_IDENT if p < 0 else body_world[p], h.joint_X_p[j])
-        if int(h.jtype[j]) == JointType.FREE:
+        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE):
             qs = int(h.q_start[j])
             anchor = np_transform_mul(anchor, h.joint_q[qs:qs + 7])
         frames[b] = anchor

@@ -23,11 +23,15 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
   mapping): FIXED → one WELD, REVOLUTE-like (0 linear + 1 angular DOF) → two CONNECTs 0.05 m either
   side of the anchor along the hinge axis, BALL-like (0 + 3) → one CONNECT; ``joint_enabled`` →
   ``eq_active0`` (static: loop rows ignore the run-time flags). Both points of each row are set exactly
-  from ``joint_X_p``/``joint_X_c``. Other loop-joint types raise ``NotImplementedError`` (Newton
-  warns and skips them); drives on one-axis loop joints become site-transmission actuators
-  (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints get an auxiliary body welded to the
-  child (same module). The coordinates of the other loop joints are not MuJoCo coordinates: ``step``
-  leaves them unchanged.
+  from ``joint_X_p``/``joint_X_c``. Drives on one-DOF and BALL loop joints become site-transmission actuators
+  (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints, REVOLUTE / BALL-like ones with limits or
+  passive terms and driven BALL-like ones get an auxiliary body welded to the child (same module). A loop FREE
+  joint constrains nothing and maps to nothing; a loop DISTANCE joint maps to its distance-limit tendon
+  (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`); drives, per-DOF limits or passive terms on either
+  raise ``NotImplementedError`` (:func:`~jaxart.solvers.mujoco.loops.check_loop_drive`). Other loop-joint shapes
+  (e.g. a D6 with no DOF) raise ``NotImplementedError`` (Newton warns and skips them). The coordinates of loop
+  joints without an auxiliary body are not MuJoCo coordinates: ``step`` leaves them unchanged. JOINT equalities,
+  mimics and fixed tendons may name a loop joint with an auxiliary body (they act on its first auxiliary joint).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def loop_joints(h) -> list[int]:
 
     Raises:
         NotImplementedError: Orphan joints (child not in the tree), unsupported loop-joint types,
-            drives on loop joints with more than one free axis.
+            drives or other terms on loop joints that have no MuJoCo coordinates (FREE, DISTANCE).
     """
     art = h.topo.joint_articulation.array
     tree_children = {int(h.child[j]) for j in range(h.topo.joint_count) if art[j] >= 0}
@@ -62,8 +66,8 @@ def loop_joints(h) -> list[int]:
                                       "through articulated joints); add it to an articulation")
         nl, na = (int(x) for x in h.dof_dim[j])
         jt = int(h.jtype[j])
-        ok = jt == JointType.FIXED or (nl, na) in ((0, 1), (0, 3)) or needs_aux(h, int(j))
-        if not ok or jt in (JointType.FREE, JointType.DISTANCE):
+        no_dof_rule = jt in (JointType.FIXED, JointType.FREE, JointType.DISTANCE)
+        if not (no_dof_rule or (nl, na) in ((0, 1), (0, 3)) or needs_aux(h, int(j))):
             raise NotImplementedError(f"{what}: loop-closing {JointType(jt).name} joints with {nl} linear + {na} "
                                       "angular DOFs have no MuJoCo mapping (FIXED → WELD, revolute → 2 CONNECT, "
                                       "ball → CONNECT, prismatic / D6 → auxiliary body + WELD)")
@@ -217,6 +221,8 @@ def _add_loop_joint(spec, h, fr: _Frames, j: int, names: set[str], rec) -> None:
     x_p, x_c = h.joint_X_p[j], h.joint_X_c[j]
     active = bool(h.topo.joint_enabled.array[j])
     aux = int(j) in set(getattr(h, "aux_loops", ()))
+    if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE):
+        return  # FREE: no constraint; DISTANCE: its limits are a tendon (mujoco.tendons.add_distance_tendons)
     if int(h.jtype[j]) == JointType.FIXED or aux:
         e = spec.add_equality(name=_unique(f"{h.joint_label[j]}__weld", names), type=mujoco.mjtEq.mjEQ_WELD,
                               objtype=mujoco.mjtObj.mjOBJ_BODY)
@@ -246,10 +252,11 @@ def _add_loop_joint(spec, h, fr: _Frames, j: int, names: set[str], rec) -> None:
 
 
 def _mj_joint(h, j: int, what: str) -> str:
-    """MuJoCo name of scalar tree joint ``j``; loop-closing joints have no MuJoCo joint."""
-    if h.topo.joint_articulation.array[j] < 0:
-        raise NotImplementedError(f"{what}: joint {h.joint_label[j]!r} is outside every articulation and has no "
-                                  "MuJoCo joint to constrain")
+    """MuJoCo name of (the first MuJoCo joint of) joint ``j``: a tree joint or a loop joint with an auxiliary body;
+    other loop-closing joints have no MuJoCo joint."""
+    if h.topo.joint_articulation.array[j] < 0 and int(j) not in set(getattr(h, "aux_loops", ())):
+        raise NotImplementedError(f"{what}: joint {h.joint_label[j]!r} is a loop-closing joint without an auxiliary "
+                                  "body and has no MuJoCo joint to constrain")
     return mj_joint_names(h, j)[0]
 
 

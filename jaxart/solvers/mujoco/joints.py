@@ -34,7 +34,7 @@ def add_joints(body, h, j: int, rec: LayoutRecorder, anchor: np.ndarray) -> None
     name = h.joint_label[j]
     if jt == JointType.FIXED:
         return
-    if jt == JointType.FREE:
+    if jt in (JointType.FREE, JointType.DISTANCE):  # DISTANCE: its distance limits are a tendon (tendons.py)
         body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_FREE)
         com = np_transform_inverse(h.joint_X_c[j])
         com = com[:3] + np_quat_to_matrix(com[3:]) @ h.body_com[h.child[j]]
@@ -86,23 +86,27 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range, *, free: bool) -> None:
                                       "take one value")
         setattr(jnt, attr, [float(vals[0]), 0.0, 0.0] if attr == "damping" else float(vals[0]))
     if np.any(h.joint_stiffness[d] > 0.0):
-        raise NotImplementedError(f"{what}: joint_stiffness on ball/free joints is not mapped")
+        raise NotImplementedError(f"{what}: joint_stiffness on ball/free/distance joints is not mapped")
     if free and np.any(~np.isin(h.mode[d], (JointTargetMode.NONE, JointTargetMode.EFFORT))):
-        raise NotImplementedError(f"{what}: drives on free joints have no MuJoCo mapping")
-    if not free and (np.any(h.joint_limit_lower[d] > -_UNLIMITED) or np.any(h.joint_limit_upper[d] < _UNLIMITED)):
-        raise NotImplementedError(f"{what}: ball joint limits are not mapped (MuJoCo uses a single cone angle)")
+        raise NotImplementedError(f"{what}: drives on free / distance joints have no MuJoCo mapping")
+    lim = d[1:] if int(h.jtype[j]) == JointType.DISTANCE else d  # a DISTANCE joint's first DOF: distance limits
+    if np.any(h.joint_limit_lower[lim] > -_UNLIMITED) or np.any(h.joint_limit_upper[lim] < _UNLIMITED):
+        raise NotImplementedError(f"{what}: per-DOF limits on free / distance joints are not mapped (MuJoCo free "
+                                  "joints have none)" if free else
+                                  f"{what}: ball joint limits are not mapped (MuJoCo uses a single cone angle)")
 
 
 def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
     """Drive actuators per DOF in jaxart DOF order (BALL: one per axis, the axis as ``gear``).
 
-    Loop-closing joints (outside every articulation) are skipped unless they have an auxiliary body
-    (``h.aux_loops``; :mod:`jaxart.solvers.mujoco.loops`).
+    Loop-closing joints (outside every articulation) are skipped unless their drives act on the joints of
+    an auxiliary body (``h.aux_actuated``; :mod:`jaxart.solvers.mujoco.loops`).
     """
-    aux = set(getattr(h, "aux_loops", ()))
+    aux = set(getattr(h, "aux_actuated", ()))
     for j in range(h.topo.joint_count):
         jt = int(h.jtype[j])
-        if jt in (JointType.FREE, JointType.FIXED) or (h.topo.joint_articulation.array[j] < 0 and j not in aux):
+        loop = h.topo.joint_articulation.array[j] < 0 and j not in aux
+        if jt in (JointType.FREE, JointType.DISTANCE, JointType.FIXED) or loop:
             continue
         qs, ds = int(h.q_start[j]), int(h.qd_start[j])
         ball = jt == JointType.BALL

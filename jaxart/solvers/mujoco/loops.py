@@ -15,25 +15,41 @@ POSITION ``gain kp, bias (0, −kp, −kd)``; VELOCITY ``kd, (0, 0, −kd)``; PO
 actuators. ``ctrl`` comes from ``Control.joint_target_q``/``joint_target_qd`` of the loop joint's
 coordinate/DOF (the layout's ``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's
 ``forcerange`` (a tree joint clamps the sum with ``actfrcrange``; with POSITION_VELOCITY and a saturated
-drive the two differ). Drives are mapped on loop joints with one free axis (REVOLUTE, or a D6 with one
-angular axis); drives on BALL loop joints raise ``NotImplementedError``.
+drive the two differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE,
+PRISMATIC, a D6 with one axis: ``gear`` = the axis, translational for a linear one) and of loop BALL joints
+(three actuators ``<joint>_{x,y,z}_pos/_vel`` with ``gear`` = that rotation axis, whose length is that component of
+the relative rotation vector — the tree BALL mapping's — and ``ctrl`` the target quaternion's rotation vector),
+:func:`site_driven`; when such a joint has an auxiliary body (below) its damping ``b`` is a site actuator too
+(``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
+joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
+auxiliary joint's tiny inertia that cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad
+apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Drive damping and joint damping on
+multi-axis D6 loop joints (Euler-angle coordinates, not expressible by a site transmission) stay on the auxiliary
+joints and therefore raise ``NotImplementedError`` unless the integrator keeps them explicit (``rk4``; ``euler`` for
+drive damping).
 
 Loop-closing PRISMATIC joints and D6 joints with linear axes or two angular axes have no MuJoCo
-equality. They get an *auxiliary body* ``<joint>__aux``: a child of the parent's MuJoCo body at the parent
-anchor ``joint_X_p`` carrying the loop joint's DOFs as MuJoCo joints (the tree-joint mapping,
-:func:`jaxart.solvers.mujoco.joints.add_joints`: slides then hinges, named like a tree joint's), welded
-(``mjEQ_WELD``, ``<joint>__weld``) to the child at the child anchor ``joint_X_c``. The loop joint's
-coordinates thus become MuJoCo coordinates: its drives, limits, springs, damping, friction and armature are
-the tree-joint mapping's, ``step`` writes them back, and before each step they are re-measured from the tree
-(:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop coordinates) so a stale state
-cannot pull the weld apart. The auxiliary body has mass ``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo
-rejects massless moving bodies): a ~1e-6 relative perturbation of the mechanism's inertia (measured on the
-tests' 1 kg-link parallelogram closed by a PRISMATIC loop, 0.4 s at 2 ms: raising it 100× moves the body
-poses by 1.5e-5, while MuJoCo's soft weld leaves 0.8e-3 (undriven) to 1.3e-3 (slide driven) between its poses
-and SolverFeatherstone's). Its
-``body_invweight0`` (the weld's regularisation scale) is set to the child's after compiling — with its own
-(≈ 1/AUX_MASS) the weld would be ~1e6 times too soft across the loop. A model saved with ``save_to_mjcf`` and
-recompiled by MuJoCo loses that override.
+equality; enabled REVOLUTE-like (0 linear + 1 angular DOF) and BALL-like (0 + 3) loop joints with finite
+limits or nonzero armature, stiffness, damping or friction (:func:`has_terms`), and driven BALL-like ones,
+would lose those terms as CONNECT rows. All of them get an *auxiliary body* ``<joint>__aux``: a child of the
+parent's MuJoCo body at the parent anchor ``joint_X_p`` carrying the loop joint's DOFs as MuJoCo joints (the
+tree-joint mapping, :func:`jaxart.solvers.mujoco.joints.add_joints`: slides then hinges, or one ball, named like
+a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the child anchor ``joint_X_c``. The
+loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
+tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
+above (multi-axis D6: the tree mapping's actuators and damping), ``step`` writes them back, and before each step
+they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
+coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
+loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass
+``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo rejects massless moving bodies): a ~1e-6 relative perturbation
+of the mechanism's inertia (measured on the tests' 1 kg-link parallelogram closed by a PRISMATIC loop, 0.4 s at
+2 ms: raising it 100× moves the body poses by 1.5e-5, while MuJoCo's soft weld leaves 0.8e-3 (undriven) to
+1.3e-3 (slide driven) between its poses and SolverFeatherstone's). Its ``body_invweight0`` (the weld's
+regularisation scale) is set to the child's after compiling — with its own (≈ 1/AUX_MASS) the weld would be
+~1e6 times too soft across the loop — and its DOFs' ``dof_invweight0`` (the regularisation scale of their limit
+and friction rows) to the child's translational (slide) or rotational (hinge, ball) ``body_invweight0``: with
+their own (≈ 1/AUX_INERTIA) a limit would barely act. MJCF has no attribute for these overrides, so a model
+saved with ``save_to_mjcf`` and recompiled by MuJoCo loses them (``save_to_mjcf`` warns).
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ import numpy as np
 
 from jaxart.sim.enums import JointTargetMode, JointType
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
+from jaxart.solvers.mujoco.joints import _UNLIMITED, add_joints
 from jaxart.solvers.mujoco.shapes import wxyz
 
 _IDENT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -51,14 +68,39 @@ AUX_MASS = 1e-6  # [kg] mass of a loop joint's auxiliary body
 AUX_INERTIA = 1e-9  # [kg m²] its principal moments of inertia
 
 
+def has_terms(h, j: int) -> bool:
+    """Whether joint ``j`` has finite limits or nonzero armature, stiffness, damping or friction on any DOF.
+
+    A DISTANCE joint's first-DOF limits are its anchor-distance limits (a tendon, :mod:`~jaxart.solvers.mujoco.tendons`)
+    and do not count here.
+    """
+    ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
+    lim = slice(ds + 1 if int(h.jtype[j]) == JointType.DISTANCE else ds, de)
+    limited = np.any(h.joint_limit_lower[lim] > -_UNLIMITED) or np.any(h.joint_limit_upper[lim] < _UNLIMITED)
+    passive = any(np.any(getattr(h, f)[ds:de] != 0.0) for f in
+                  ("joint_armature", "joint_stiffness", "joint_damping", "joint_friction"))
+    return bool(limited or passive)
+
+
 def needs_aux(h, j: int) -> bool:
-    """Whether loop joint ``j`` is realised with an auxiliary body (PRISMATIC, D6 with linear or two angular axes)."""
+    """Whether loop joint ``j`` is realised with an auxiliary body (module docstring).
+
+    PRISMATIC and D6 joints with linear or two angular axes always; enabled REVOLUTE-like (0 linear + 1 angular DOF)
+    and BALL-like (0 + 3) joints when they carry limits or passive terms (:func:`has_terms`), BALL-like ones also
+    when driven.
+    """
     nl, na = (int(x) for x in h.dof_dim[j])
     jt = int(h.jtype[j])
-    return jt in (JointType.PRISMATIC, JointType.D6) and (nl > 0 or na == 2)
+    if jt in (JointType.PRISMATIC, JointType.D6) and (nl > 0 or na == 2):
+        return True
+    if jt not in (JointType.REVOLUTE, JointType.BALL, JointType.D6) or (nl, na) not in ((0, 1), (0, 3)):
+        return False
+    if not h.topo.joint_enabled.array[j]:
+        return False  # its equality rows are inactive; its terms act on nothing (as in SolverFeatherstone)
+    return has_terms(h, j) or (na == 3 and driven(h, j))
 
 
-def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[int]:
+def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator: str) -> list[int]:
     """The auxiliary bodies (with the loop joints' MuJoCo joints) of the loops that need one (module docstring).
 
     Args:
@@ -67,12 +109,15 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[in
         fr: The equality module's ``_Frames``.
         loops: Loop-closing joints.
         rec: The layout recorder (``scalar`` receives the joints, ``aux`` the ``(aux body, child body)`` names).
+        integrator: The resolved integrator option.
 
     Returns:
-        The loop joints given an auxiliary body.
-    """
-    from jaxart.solvers.mujoco.joints import add_joints
+        The loop joints given an auxiliary body (``h.aux_actuated``: those whose drives are auxiliary-joint actuators).
 
+    Raises:
+        NotImplementedError: Damping or drive damping on a multi-axis D6 loop joint with an integrator that makes it
+            implicit.
+    """
     out = []
     for j in loops:
         if not needs_aux(h, j):
@@ -86,6 +131,18 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[in
         body.mass = AUX_MASS
         body.inertia = [AUX_INERTIA] * 3
         add_joints(body, h, j, rec, _IDENT)
+        if site_driven(h, j):  # drives and damping act through sites (add_loop_drives)
+            for jnt in body.joints:
+                jnt.damping = [0.0, 0.0, 0.0]
+        else:
+            bad = _velocity_terms(h, j, integrator)
+            if bad:
+                raise NotImplementedError(
+                    f"{what}: {' and '.join(bad)} on a multi-axis loop D6 joint are not mapped with the "
+                    f"{integrator!r} integrator (it treats them implicitly on the auxiliary joints, whose tiny inertia "
+                    "then cancels the weld's force); use integrator='rk4'" + (
+                        "" if bad == ["joint_damping"] or integrator == "euler" else " or 'euler'"))
+            h.aux_actuated = (*getattr(h, "aux_actuated", ()), int(j))
         rec.aux.append((f"{label}__aux", fr.name(int(h.child[j]), what)))
         nl, na = (int(x) for x in h.dof_dim[j])
         rec.loop_axes.append((int(j), p, int(h.child[j]), int(h.jtype[j]), nl, na, int(h.qd_start[j]),
@@ -95,11 +152,18 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> list[in
 
 
 def fix_aux_invweight(mj_model: mujoco.MjModel, rec) -> None:
-    """Give each auxiliary body its child's ``body_invweight0`` (the weld's regularisation scale; docstring)."""
+    """Give each auxiliary body its child's ``body_invweight0`` (the weld's regularisation scale) and its joints'
+    DOFs the child's translational (slide) or rotational (hinge, ball) one as ``dof_invweight0`` (the scale of their
+    limit and friction rows; module docstring)."""
     for aux, child in rec.aux:
         a = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, aux)
         c = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, child)
         mj_model.body_invweight0[a] = mj_model.body_invweight0[c]
+        for jnt in range(mj_model.body_jntadr[a], mj_model.body_jntadr[a] + mj_model.body_jntnum[a]):
+            slide = mj_model.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_SLIDE
+            n = 3 if mj_model.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_BALL else 1
+            adr = mj_model.jnt_dofadr[jnt]
+            mj_model.dof_invweight0[adr:adr + n] = mj_model.body_invweight0[c, 0 if slide else 1]
 
 
 def driven(h, j: int) -> bool:
@@ -109,49 +173,96 @@ def driven(h, j: int) -> bool:
 
 
 def check_loop_drive(h, j: int) -> None:
-    """Raise for drives on loop joints this module does not map (BALL-like: three angular axes).
+    """Raise for terms on loop joints that map to no MuJoCo coordinate (FREE, DISTANCE).
+
+    A loop FREE joint constrains nothing and a loop DISTANCE joint only its anchor distance (a tendon), so neither
+    has MuJoCo coordinates to carry drives, per-DOF limits, armature, springs, damping or friction.
 
     Raises:
-        NotImplementedError: A drive on a loop joint that is neither REVOLUTE-like (0 linear + 1 angular
-            DOF) nor realised with an auxiliary body.
+        NotImplementedError: Such a term on a loop FREE/DISTANCE joint, or a drive on a loop joint that is neither
+            REVOLUTE-like (0 linear + 1 angular DOF) nor realised with an auxiliary body.
     """
     nl, na = (int(x) for x in h.dof_dim[j])
+    jt = JointType(int(h.jtype[j]))
+    what = f"SolverMuJoCo: joint {h.joint_label[j]!r}"
+    if jt in (JointType.FREE, JointType.DISTANCE):
+        if driven(h, j) or has_terms(h, j):
+            raise NotImplementedError(f"{what}: drives, limits, armature, springs, damping or friction on loop-closing "
+                                      f"{jt.name} joints are not mapped (MuJoCo has no coordinates for them; only "
+                                      "DISTANCE limits are, as a tendon)")
+        return
     if driven(h, j) and (nl, na) != (0, 1) and not needs_aux(h, j):
-        raise NotImplementedError(f"SolverMuJoCo: joint {h.joint_label[j]!r}: drives on loop-closing "
-                                  f"{JointType(int(h.jtype[j])).name} joints with {nl} linear + {na} angular DOFs "
-                                  "are not mapped (one-axis loop joints only)")
+        raise NotImplementedError(f"{what}: drives on loop-closing {jt.name} joints with {nl} linear + {na} angular "
+                                  "DOFs are not mapped")
+
+
+def site_driven(h, j: int) -> bool:
+    """Whether loop joint ``j``'s drives and damping act through site transmissions: one-DOF joints (REVOLUTE,
+    PRISMATIC, D6 with one axis) and BALL joints, whose coordinates a site transmission measures exactly."""
+    nl, na = (int(x) for x in h.dof_dim[j])
+    return nl + na == 1 or int(h.jtype[j]) == JointType.BALL
+
+
+def _velocity_terms(h, j: int, integrator: str) -> list[str]:
+    """The terms of loop joint ``j`` that ``integrator`` makes implicit in velocity (damping; drive damping)."""
+    ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
+    out = ["joint_damping"] if integrator != "rk4" and np.any(h.joint_damping[ds:de] != 0.0) else []
+    vel = np.isin(h.mode[ds:de], (JointTargetMode.POSITION, JointTargetMode.VELOCITY,
+                                  JointTargetMode.POSITION_VELOCITY)) & (h.joint_target_kd[ds:de] != 0.0)
+    if integrator in ("implicit", "implicitfast") and np.any(vel):
+        out.append("joint_target_kd")
+    return out
 
 
 def add_loop_drives(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> None:
-    """Sites and site-transmission actuators for the drives of the loop joints ``loops`` (module docstring).
+    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops`` that
+    :func:`site_driven` selects (module docstring).
 
     Args:
         spec: The spec (bodies added).
         h: The converter's host copy of the model.
         fr: The equality module's ``_Frames`` (MuJoCo body names and frame offsets).
         loops: Loop-closing joints.
-        rec: The layout recorder (``pos_act``/``vel_act`` receive the actuators).
+        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act`` receive the actuators).
     """
     for j in loops:
-        if not driven(h, j) or needs_aux(h, j):
+        aux = needs_aux(h, j)
+        damped = aux and np.any(h.joint_damping[int(h.qd_start[j]):int(h.qd_start[j + 1])] != 0.0)
+        if not (driven(h, j) or damped) or not site_driven(h, j):
             continue
         check_loop_drive(h, j)
         what = f"SolverMuJoCo: loop-closing joint {h.joint_label[j]!r}"
         label = h.joint_label[j]
-        site = _anchor_site(spec, fr, int(h.child[j]), h.joint_X_c[j], f"{label}__child", what)
-        ref = _anchor_site(spec, fr, int(h.parent[j]), h.joint_X_p[j], f"{label}__parent", what)
-        d, qs = int(h.qd_start[j]), int(h.q_start[j])
-        axis = h.joint_axis[d] / np.linalg.norm(h.joint_axis[d])
-        gear = np.concatenate([np.zeros(3), axis])
-        mode, kp, kd = int(h.mode[d]), float(h.joint_target_ke[d]), float(h.joint_target_kd[d])
-        effort = float(h.joint_effort_limit[d])
-        if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
-            damp = kd if mode == JointTargetMode.POSITION else 0.0
-            _site_actuator(spec, f"{label}_pos", site, ref, kp, [0.0, -kp, -damp], gear, effort)
-            rec.pos_act.append((f"{label}_pos", qs))
-        if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
-            _site_actuator(spec, f"{label}_vel", site, ref, kd, [0.0, 0.0, -kd], gear, effort)
-            rec.vel_act.append((f"{label}_vel", d))
+        site = anchor_site(spec, fr, int(h.child[j]), h.joint_X_c[j], f"{label}__child", what)
+        ref = anchor_site(spec, fr, int(h.parent[j]), h.joint_X_p[j], f"{label}__parent", what)
+        ball = int(h.jtype[j]) == JointType.BALL
+        nl = int(h.dof_dim[j, 0])
+        ds, qs = int(h.qd_start[j]), int(h.q_start[j])
+        for k in range(3 if ball else 1):
+            d = ds + k
+            axis = np.eye(3)[k] if ball else h.joint_axis[d] / np.linalg.norm(h.joint_axis[d])
+            gear = np.concatenate([axis, np.zeros(3)] if nl else [np.zeros(3), axis])
+            tag = f"{label}_{'xyz'[k]}" if ball else label
+            _site_drive(spec, h, rec, d, tag, (site, ref, gear), (qs, k) if ball else qs)
+            if aux and h.joint_damping[d] != 0.0:  # the auxiliary joint carries no damping (module docstring)
+                b = float(h.joint_damping[d])
+                _site_actuator(spec, f"{tag}_damp", site, ref, 0.0, [0.0, 0.0, -b], gear, np.inf)
+
+
+def _site_drive(spec, h, rec, d: int, tag: str, trn: tuple, coord) -> None:
+    """Position / velocity site actuators of DOF ``d``; ``coord`` is its coordinate, or ``(q_start, axis)`` (BALL)."""
+    mode, kp, kd = int(h.mode[d]), float(h.joint_target_ke[d]), float(h.joint_target_kd[d])
+    effort = float(h.joint_effort_limit[d])
+    if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
+        damp = kd if mode == JointTargetMode.POSITION else 0.0
+        _site_actuator(spec, f"{tag}_pos", *trn[:2], kp, [0.0, -kp, -damp], trn[2], effort)
+        if isinstance(coord, tuple):
+            rec.ball_act.append((f"{tag}_pos", *coord))
+        else:
+            rec.pos_act.append((f"{tag}_pos", coord))
+    if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
+        _site_actuator(spec, f"{tag}_vel", *trn[:2], kd, [0.0, 0.0, -kd], trn[2], effort)
+        rec.vel_act.append((f"{tag}_vel", d))
 
 
 def measure_loop_coords(layout, model, joint_q, joint_qd, body_q):
@@ -163,7 +274,7 @@ def measure_loop_coords(layout, model, joint_q, joint_qd, body_q):
     return loop_coordinates(model, joint_q, joint_qd, body_q, LoopAxes(layout.loop_axes))[:2]
 
 
-def _anchor_site(spec: mujoco.MjSpec, fr, b: int, x_anchor: np.ndarray, name: str, what: str) -> str:
+def anchor_site(spec: mujoco.MjSpec, fr, b: int, x_anchor: np.ndarray, name: str, what: str) -> str:
     """A site named ``name`` on body ``b``'s MuJoCo body at the anchor ``x_anchor`` (given in jaxart body ``b``)."""
     body = spec.worldbody if b < 0 else spec.body(fr.name(b, what))
     local = np_transform_mul(np_transform_inverse(fr.offset(b)), x_anchor)
@@ -180,5 +291,6 @@ def _site_actuator(spec: mujoco.MjSpec, name: str, site: str, ref: str, gain: fl
     act.gainprm = np.concatenate([[gain], np.zeros(9)])
     act.biasprm = np.concatenate([bias, np.zeros(7)])
     act.gear = gear
-    act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-    act.forcerange = [-effort, effort]
+    if np.isfinite(effort):
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-effort, effort]

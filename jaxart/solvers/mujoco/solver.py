@@ -26,12 +26,18 @@ gradients w.r.t. Model  not available: the MuJoCo model is built from the Model'
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
 equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / revolute / ball
                         joints → ``mjEQ_*`` rows (:mod:`jaxart.solvers.mujoco.equality`), loop
-                        PRISMATIC / D6 joints → an auxiliary body welded to the child, drives on
-                        loop joints → site-transmission actuators (:mod:`jaxart.solvers.mujoco.loops`); the
+                        PRISMATIC / D6 joints and REVOLUTE / BALL ones with limits, passive terms
+                        (or BALL drives) → an auxiliary body welded to the child, drives (and
+                        with an auxiliary body damping) on one-DOF and BALL loop joints →
+                        site-transmission actuators
+                        (:mod:`jaxart.solvers.mujoco.loops`), loop FREE joints → nothing; the
                         ``enabled`` flags set ``eq_active`` in every step (switch them with
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
+DISTANCE joints         tree (world parent): free joint; tree or loop: finite distance limits →
+                        a limited spatial tendon between the anchors
+                        (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
                         springlength and range, and tendon actuators (``Control.tendon_f`` → a
                         motor, ``tendon_target_ke/kd`` → position / velocity servos on the
@@ -238,7 +244,17 @@ class SolverMuJoCo:
         return d
 
     def save_to_mjcf(self, path: str) -> str:
-        """Write the converted model as MJCF XML to ``path`` and return the XML text."""
+        """Write the converted model as MJCF XML to ``path`` and return the XML text.
+
+        MJCF cannot hold the ``body_invweight0``/``dof_invweight0`` overrides of loop joints' auxiliary bodies
+        (:mod:`jaxart.solvers.mujoco.loops`): a recompiled file has much softer loop welds and limits (warns).
+        """
+        if self.layout.loop_axes:
+            import warnings
+
+            warnings.warn("SolverMuJoCo.save_to_mjcf: the auxiliary bodies' body/dof_invweight0 overrides of loop "
+                          "joints are not expressible in MJCF; MuJoCo recompiling the file makes their welds and "
+                          "limits much softer", stacklevel=2)
         xml = self.mj_spec.to_xml()
         with open(path, "w", encoding="utf-8") as f:
             f.write(xml)
