@@ -33,9 +33,10 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
-                        springlength and range, and tendon actuators (``Control.tendon_f`` → a
-                        motor, ``tendon_target_ke/kd`` → position / velocity servos on the
-                        tendon) (:mod:`jaxart.solvers.mujoco.tendons`).
+                        springlength, range, frictionloss, armature and margin, and tendon
+                        actuators (``Control.tendon_f`` → a motor, ``tendon_target_ke/kd`` →
+                        position / velocity servos on the tendon)
+                        (:mod:`jaxart.solvers.mujoco.tendons`).
 ACCELERATION drives     ✗ NotImplementedError naming the joints (gains scale with the
                         configuration-dependent effective inertia; SolverFeatherstone only).
 ======================  =====================================================================
