@@ -135,18 +135,20 @@ def test_slipping_friction_matches_mujoco_c():
 def test_friction_holds_the_arm_like_mujoco_and_creeps_at_the_closed_form_rate():
     """At rest under gravity with frictionloss well above the tendon loads, both hold the arm (MuJoCo C ``mj_step``
     and the smooth law, against a 0.3 rad swing without friction); the smooth law creeps at ``L̇ = ε atanh(−f/μ)``
-    with ``Jᵀ f = g`` (the tendon forces that carry the gravity load, ``ε`` = ``friction_smoothing``)."""
+    with ``Jᵀ f = g`` (the tendon forces that carry the gravity load, ``ε`` = ``friction_smoothing``), MuJoCo by
+    its soft constraint."""
     mu = np.array([2.0, 15.0])
     model = _with(_arm(), frictionloss=mu)
     q, qd = jnp.asarray(model.joint_q), jnp.zeros(2)
     q0 = q
-    for _ in range(30):
+    for _ in range(100):  # 0.1 s: the creep settles (time constant ~30 ms) and follows the slowly changing load
         st, q, qd, _ = _step(model, q, qd)
     _, rate, _, jac, _, g = (np.asarray(x) for x in _probe(model, q, qd))
     f = np.linalg.solve(jac.T, g)
     assert 0.3 < np.abs(f / mu).min() and np.abs(f / mu).max() < 0.6  # loaded, but below the friction
-    np.testing.assert_allclose(rate, 1e-2 * np.arctanh(-f / mu), rtol=2e-3)
-    assert float(np.abs(q - q0).max()) < 1e-3
+    creep = 1e-2 * np.arctanh(-f / mu)
+    np.testing.assert_allclose(rate, creep, rtol=1e-2)
+    assert float(np.abs(q - q0).max()) < 0.1 * np.abs(np.linalg.solve(jac, creep)).max()  # held up to the creep
     moved = []
     for solver in (jaxart.solvers.SolverMuJoCo(model), jaxart.solvers.SolverMuJoCo(_arm())):
         d = _mj_data(solver, np.asarray(q0), np.zeros(2))
