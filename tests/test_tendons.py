@@ -250,8 +250,8 @@ def test_builder_validation():
     with pytest.raises(ValueError, match="is not a site"):
         s = b.add_shape_sphere(links[0], radius=0.1)
         b.add_tendon_spatial([(links[0], (0, 0, 0)), TendonWrapSite(s)])
-    with pytest.raises(NotImplementedError, match="frictionloss"):
-        b.add_tendon_fixed([(joints[0], 1.0)], frictionloss=0.1)
+    with pytest.raises(ValueError, match="frictionloss"):
+        b.add_tendon_fixed([(joints[0], 1.0)], frictionloss=-0.1)
     with pytest.raises(ValueError, match="limit_range"):
         b.add_tendon_fixed([(joints[0], 1.0)], limited=True, limit_range=(0.5, 0.1))
     with pytest.raises(ValueError, match="springlength"):

@@ -109,9 +109,11 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
     with ``q̈ = (joint_qd_next − joint_qd) / dt`` (see :mod:`jaxart.dynamics.joint_forces`), so the
     value is exact for every DOF whose velocity the step did not alter after the solve: a
     ``joint_velocity_limit`` clamp or the FREE joints' ``angular_damping`` make it approximate there.
-    ``joint_f`` is not included (it is an input). Tendons (stiffness, damping, limits and actuators, fixed and
-    spatial) add their generalized forces ``Σ_t J_tᵀ f_t'`` at the end of the step, ``f' = f − K dt L̇ − w J q̈``
-    as the step applies them (:func:`~jaxart.dynamics.tendons.tendon_step_loads`). Same units and layout as
+    ``joint_f`` is not included (it is an input). Tendons (stiffness, damping, limits, friction and actuators,
+    fixed and spatial) add their generalized forces ``Σ_t J_tᵀ f_t'`` at the end of the step, ``f' = f − K dt L̇ −
+    w J q̈`` as the step applies them (:func:`~jaxart.dynamics.tendons.tendon_step_loads`); a tendon's armature
+    ``a`` adds its reaction ``−a Jᵀ (J q̈ + J̇ q̇)`` (a force on the links: unlike ``joint_armature``,
+    :func:`~jaxart.dynamics.eval_inverse_dynamics_force` does not count it as inertia). Same units and layout as
     ``Control.joint_f`` for scalar DOFs; BALL/FREE/DISTANCE entries are generalized forces in the parent-anchor
     axes.
 
@@ -145,23 +147,22 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
             idx = dof_static(model.topology).dist_d0[:, None] + np.arange(6)
             f = f.at[idx].add(-dyad[idx] * jnp.sum(dyad[idx] * qdd[idx], axis=-1, keepdims=True))
         if model.tendon.tendon_count:  # static
-            f = f + _tendon_solver_forces(model, state, control, qdd, dt, implicit=implicit)
+            f = f + _tendon_solver_forces(model, state, control, qdd, dt, implicit=implicit, friction_eps=friction_eps)
         return f
 
 
-def _tendon_solver_forces(model, state: State, control: Control, qdd, dt, *, implicit: bool) -> jax.Array:
+def _tendon_solver_forces(model, state: State, control: Control, qdd, dt, *, implicit: bool,
+                          friction_eps: float) -> jax.Array:
     """``(joint_dof_count,)`` generalized tendon forces of the step ``Jᵀ (f − K dt L̇) − Jᵀ w J q̈`` (explicit:
-    ``Jᵀ f``), from the step's own loads (:func:`~jaxart.dynamics.tendons.tendon_step_loads`)."""
+    without ``K dt L̇``; ``f`` with friction and the armature's ``−a J̇q̇``), from the step's own loads
+    (:func:`~jaxart.dynamics.tendons.tendon_step_loads`)."""
     from jaxart.dynamics.inverse_dynamics import eval_generalized_external_force
     from jaxart.dynamics.tendons import tendon_step_loads
 
     joint_f, body_f, rows = tendon_step_loads(model, control, state.joint_q, state.joint_qd, state.body_q,
-                                              state.body_qd, dt, implicit=implicit)
-    f = joint_f - eval_generalized_external_force(model, state, body_f=body_f)
-    if rows is not None:  # the implicit rank-one rows at the step's accelerations
-        jac, w = rows
-        f = f - jac.T @ (w * (jac @ qdd))
-    return f
+                                              state.body_qd, dt, implicit=implicit, friction_eps=friction_eps)
+    jac, w = rows  # the rank-one rows at the step's accelerations
+    return joint_f - eval_generalized_external_force(model, state, body_f=body_f) - jac.T @ (w * (jac @ qdd))
 
 
 def eval_body_contact_wrenches(model, state: State, contacts, joint_qd_next, dt, *,

@@ -18,12 +18,17 @@ A tendon actuator with an effort limit is treated like a joint drive with one
 (:func:`~jaxart.dynamics.joint_forces.joint_forces`): its force with the look-ahead is clamped to
 ``±tendon_effort_limit`` and, while saturated, its gains leave ``K`` and ``D`` (the clamped force is a constant
 load), :func:`jaxart.dynamics.tendons.tendon_step_loads`.
+
+Tendon friction (its slope ``μ/ε (1 − tanh²)``) joins ``D``, and tendon armature ``a`` (an inertia of the length)
+adds ``a`` to ``w`` (``a JᵀJ`` in the matrix) and ``−a J̇q̇`` to the tendon force, ``J̇q̇`` from
+:func:`tendon_jacobian_rate`; these rows are used in both drive modes.
 """
 
 from __future__ import annotations
 
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -31,7 +36,7 @@ from jaxart.dynamics.contact_terms import body_slot_masks
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import dof_columns
 
-__all__ = ["lowrank_apply", "lowrank_matrix", "tendon_jacobian"]
+__all__ = ["lowrank_apply", "lowrank_matrix", "tendon_jacobian", "tendon_jacobian_rate"]
 
 
 @functools.lru_cache(maxsize=32)
@@ -81,6 +86,21 @@ def tendon_jacobian(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray) -> jn
     u = d / jnp.maximum(jnp.linalg.norm(d, axis=-1, keepdims=True), jnp.finfo(dtype).tiny ** 0.5)
     rows = jnp.einsum("sk,snk->sn", u, point_cols[b] - point_cols[a])
     return jac.at[seg_ten].add(rows)
+
+
+def tendon_jacobian_rate(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base: jnp.ndarray):
+    """``(J, J̇q̇)``: the length Jacobians (:func:`tendon_jacobian`) and the tendons' velocity-product
+    accelerations ``J̇q̇ (nten,)`` (``L̈`` at ``q̈ = 0``; one forward-mode derivative of ``J`` along the coordinate
+    rates :func:`~jaxart.dynamics.motion.coord_rates`). Zero without spatial tendons (constant fixed rows)."""
+    from jaxart.dynamics.motion import coord_rates
+    from jaxart.dynamics.tendons import _segments
+
+    if not _segments(model)[2].size:  # static: fixed tendons only
+        jac = tendon_jacobian(model, joint_q, body_q_base)
+        return jac, jnp.zeros((jac.shape[0],), jac.dtype)
+    q_dot = coord_rates(model, joint_q, joint_qd)
+    jac, jac_dot = jax.jvp(lambda q: tendon_jacobian(model, q, body_q_base), (joint_q,), (q_dot,))
+    return jac, jac_dot @ joint_qd.astype(jac.dtype)
 
 
 def _flat_rows(lay: DynamicsLayout, jac: jnp.ndarray) -> jnp.ndarray:

@@ -12,10 +12,22 @@ The scalar tendon force (positive lengthens the tendon) is
 ``f = −k (L − high)⁺ + k (low − L)⁺ − d L̇ + f_limit``
 
 with the spring dead band ``(low, high) = tendon_springlength`` (MuJoCo's ``springlength``) and the
-one-sided penalty limit ``f_limit = ke (lower − L) − kd L̇`` while ``L < lower`` (and
-``ke (upper − L) − kd L̇`` while ``L > upper``), the form of jaxart's joint limits. MuJoCo enforces
+one-sided penalty limit ``f_limit = ke (lower' − L) − kd L̇`` while ``L < lower'`` (and
+``ke (upper' − L) − kd L̇`` while ``L > upper'``), the form of jaxart's joint limits, on the range shrunk by
+the margin: ``lower' = lower + margin``, ``upper' = upper − margin`` (``tendon_margin``; MuJoCo activates a
+limit when its distance ``dist = L − lower`` drops below ``margin`` and its reference acceleration acts on
+``dist − margin``, so both push toward ``lower + margin``). MuJoCo enforces
 tendon ranges as soft constraints instead (``SolverMuJoCo`` maps ``ke``/``kd`` to ``solref_limit =
 (−ke, −kd)`` as for joints; the two agree only approximately, through MuJoCo's impedance).
+
+Dry friction (``tendon_frictionloss`` ``μ``, MuJoCo's ``frictionloss``) is the smooth Coulomb law of joint
+friction, ``f_fric = −μ tanh(L̇/ε)`` (``ε``: ``SolverFeatherstone``'s ``friction_smoothing``), linearly
+implicit in the step (its slope ``μ/ε (1 − tanh²)`` joins the tendon's damping rows, in both drive modes, as
+joint friction does). It is not part of :func:`tendon_scalar_forces` (MuJoCo's ``qfrc_passive`` has no
+friction either: there it is a constraint force). Armature ``a`` (``tendon_armature``, MuJoCo's ``armature``) is
+an inertia of the length, kinetic energy ``½ a L̇²``: the step adds ``a JᵀJ`` to the joint-space inertia and the
+force ``−a J̇q̇`` along the tendon (``J = ∂L̇/∂q̇``; together ``−a Jᵀ L̈``, MuJoCo's ``mj_tendonArmature`` and
+``mj_tendonBias``); ``J̇q̇`` vanishes for fixed tendons.
 
 A tendon's actuator adds ``f_act = tendon_f + ke_t (L* − L) + kd_t (L̇* − L̇)`` (``Control.tendon_f``,
 ``tendon_target_length``/``velocity``; gains ``Model.tendon_target_ke/kd``), clamped to ``±tendon_effort_limit``
@@ -104,12 +116,25 @@ def tendon_scalar_forces(model: Model, length, speed):
     low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
     k, d = model.tendon_stiffness, model.tendon_damping
     spring = -k * jnp.maximum(length - high, 0.0) + k * jnp.maximum(low - length, 0.0)
-    lo, hi = model.tendon_limit_lower, model.tendon_limit_upper
+    lo, hi = tendon_limit_bounds(model)
     below, above = length < lo, length > hi
     target = jnp.where(below, lo, jnp.where(above, hi, length))
     active = below | above
     limit = jnp.where(active, model.tendon_limit_ke * (target - length) - model.tendon_limit_kd * speed, 0.0)
     return spring - d * speed + limit
+
+
+def tendon_limit_bounds(model: Model):
+    """``(lower + margin, upper − margin)`` ``(nten,)`` ×2: where each length limit acts (module docstring)."""
+    return model.tendon_limit_lower + model.tendon_margin, model.tendon_limit_upper - model.tendon_margin
+
+
+def tendon_friction(model: Model, speed, friction_eps: float):
+    """Smooth Coulomb friction ``−μ tanh(L̇/ε)`` [N] of every tendon and its slope ``μ/ε (1 − tanh²)`` [N·s/m]
+    (the damping of its linearly implicit form), as joint friction in :mod:`jaxart.dynamics.joint_forces`."""
+    th = jnp.tanh(speed / friction_eps)
+    mu = model.tendon_frictionloss
+    return -mu * th, mu / friction_eps * (1.0 - th * th)
 
 
 def tendon_controls(model: Model, control) -> tuple:
@@ -137,15 +162,18 @@ def _tendon_gains(model: Model, length, saturated):
     dead band, penalty limit while violated, actuator drive unless ``saturated``)."""
     low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
     spring = jnp.where((length > high) | (length < low), model.tendon_stiffness, 0.0)
-    active = (length < model.tendon_limit_lower) | (length > model.tendon_limit_upper)
+    lo, hi = tendon_limit_bounds(model)
+    active = (length < lo) | (length > hi)
     k = spring + jnp.where(active, model.tendon_limit_ke, 0.0) + jnp.where(saturated, 0.0, model.tendon_target_ke)
     d = (model.tendon_damping + jnp.where(active, model.tendon_limit_kd, 0.0)
          + jnp.where(saturated, 0.0, model.tendon_target_kd))
     return k, d
 
 
-def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd, dt, *, implicit: bool):
-    """Tendon loads of one :class:`~jaxart.solvers.SolverFeatherstone` step (passive forces and actuators).
+def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd, dt, *, implicit: bool,
+                      friction_eps: float = 1e-2):
+    """Tendon loads of one :class:`~jaxart.solvers.SolverFeatherstone` step (passive forces, friction, armature
+    and actuators).
 
     Args:
         model: The model.
@@ -153,24 +181,33 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
         joint_q, joint_qd, body_q, body_qd: The step's starting state.
         dt: Time step [s].
         implicit: Linearise the forces at the end of the step (:mod:`jaxart.dynamics.tendon_terms`).
+        friction_eps: Velocity scale ``ε`` [m/s] of the smooth Coulomb friction (the solver's
+            ``friction_smoothing``).
 
     Returns:
-        ``(joint_f (nd,), body_f (nb, 6), lowrank)``: loads of the forces ``f − K dt L̇`` (explicit: ``f``) and,
-        when implicit, the rank-one rows ``(J (nten, nd), w (nten,))`` with ``w = D dt + K dt²`` for the
-        joint-space matrix (``None`` when explicit). The actuator force is clamped by ``tendon_effort_limit``
-        (implicit: with its look-ahead, and a saturated actuator leaves ``K``, ``D``; module docstring).
+        ``(joint_f (nd,), body_f (nb, 6), lowrank)``: loads of the forces ``f + f_fric − a J̇q̇ − K dt L̇``
+        (explicit: without ``K dt L̇``) and the rank-one rows ``(J (nten, nd), w (nten,))`` of the joint-space
+        matrix with ``w = a + C dt + D dt + K dt²`` (explicit: ``w = a + C dt``; ``a`` the armature, ``C`` the
+        friction's slope). The actuator force is clamped by ``tendon_effort_limit`` (implicit: with its
+        look-ahead, and a saturated actuator leaves ``K``, ``D``; module docstring).
     """
-    from jaxart.dynamics.tendon_terms import tendon_jacobian
+    from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
 
     length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
     passive = tendon_scalar_forces(model, length, speed)
     act, saturated = tendon_actuator_forces(model, control, length, speed, look=dt if implicit else 0.0)
-    if not implicit:
-        return (*_loads(model, passive + act, u, arm), None)
-    k, d = _tendon_gains(model, length, saturated)
-    k_passive = k - jnp.where(saturated, 0.0, model.tendon_target_ke)  # the actuator's look-ahead is in ``act``
-    joint_f, body_f = _loads(model, passive - k_passive * dt * speed + act, u, arm)
-    return joint_f, body_f, (tendon_jacobian(model, joint_q, body_q), d * dt + k * dt * dt)
+    fric, c_fric = tendon_friction(model, speed, friction_eps)
+    jac, bias = tendon_jacobian_rate(model, joint_q, joint_qd, body_q)
+    armature = model.tendon_armature
+    f = passive + act + fric - armature * bias
+    w = armature + c_fric * dt
+    if implicit:
+        k, d = _tendon_gains(model, length, saturated)
+        k_passive = k - jnp.where(saturated, 0.0, model.tendon_target_ke)  # the actuator's look-ahead is in ``act``
+        f = f - k_passive * dt * speed
+        w = w + d * dt + k * dt * dt
+    joint_f, body_f = _loads(model, f, u, arm)
+    return joint_f, body_f, (jac, w)
 
 
 def tendon_forces(model: Model, joint_q, joint_qd, body_q, body_qd):
@@ -279,8 +316,9 @@ def tendon_stable_step(model: Model):
 
     Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``, plus the actuator's ``target_ke``;
     damping likewise) acts on the effective
-    mass ``1 / (J H⁻¹ Jᵀ)`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
-    armature), checked with :func:`~jaxart.solvers.stability.oscillator_stable_step`.
+    mass ``1 / (J H⁻¹ Jᵀ) + a`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
+    joint armature, ``a`` the tendon's own armature: ``J (H + a JᵀJ)⁻¹ Jᵀ = s / (1 + a s)``), checked with
+    :func:`~jaxart.solvers.stability.oscillator_stable_step`.
     """
     from jaxart.dynamics.layout import dynamics_layout
     from jaxart.dynamics.mass_matrix import eval_mass_matrix
@@ -294,7 +332,7 @@ def tendon_stable_step(model: Model):
         with jax.ensure_compile_time_eval():
             gains = [np.asarray(getattr(model, f"tendon_{f}"), float)
                      for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper",
-                               "target_ke", "target_kd")]
+                               "target_ke", "target_kd", "armature")]
             state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
             h = np.asarray(eval_mass_matrix(model, state, include_armature=True))
 
@@ -318,9 +356,10 @@ def tendon_stable_step(model: Model):
         limited = gains[4][k] > -1e10 or gains[5][k] < 1e10
         stiff = max(gains[0][k], gains[1][k] if limited else 0.0) + gains[6][k]
         damp = max(gains[2][k], gains[3][k] if limited else 0.0) + gains[7][k]
-        step = StableStep(oscillator_stable_step(stiff, damp, 1.0 / inv_m[k]),
+        mass = 1.0 / inv_m[k] + gains[8][k]
+        step = StableStep(oscillator_stable_step(stiff, damp, mass),
                           f"tendon {t.tendon_label[k]!r} (stiffness {stiff:.3g}, damping {damp:.3g} on effective "
-                          f"mass {1.0 / inv_m[k]:.3g})")
+                          f"mass {mass:.3g})")
         if np.isfinite(step.dt) and (best is None or step.dt < best.dt):
             best = step
     return best

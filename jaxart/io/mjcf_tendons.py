@@ -12,10 +12,11 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``stiffness``, ``damping``, ``springlength`` (the compiled ``tendon_lengthspring``, so ``-1`` is
   already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
   ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
+* ``frictionloss``, ``armature``, ``margin`` → the same builder arguments (MuJoCo's meaning; friction becomes
+  jaxart's smooth Coulomb law, ``solreffriction``/``solimpfriction`` are not used).
 
 Reported (and skipped or approximated): geometry wrapping and pulleys, fixed tendons on joints that become
-DOFs of a D6 joint (tendon skipped), ``frictionloss``,
-``armature``, ``margin`` and nonlinear stiffness/damping polynomials (ignored).
+DOFs of a D6 joint (tendon skipped) and nonlinear stiffness/damping polynomials (ignored).
 """
 
 from __future__ import annotations
@@ -63,10 +64,6 @@ def tendon_issues(m) -> list[str]:
             if i in drives:
                 out.append(f"tendon {_name(m, i)!r}: actuators {drives[i].names} dropped with the tendon")
             continue
-        for what, value in (("frictionloss", m.tendon_frictionloss[i]), ("armature", m.tendon_armature[i]),
-                            ("margin", m.tendon_margin[i])):
-            if float(value) != 0.0:
-                out.append(f"tendon {_name(m, i)!r}: {what} {float(value)} (ignored)")
         for what in ("tendon_stiffnesspoly", "tendon_dampingpoly"):
             if hasattr(m, what) and np.any(np.asarray(getattr(m, what)[i]) != 0.0):
                 out.append(f"tendon {_name(m, i)!r}: nonlinear {what[7:]} (ignored)")
@@ -98,7 +95,9 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
                   stiffness=float(np.ravel(m.tendon_stiffness[i])[0]), damping=float(np.ravel(m.tendon_damping[i])[0]),
                   springlength=np.asarray(m.tendon_lengthspring[i], np.float64), limited=limited,
                   limit_range=np.asarray(m.tendon_range[i], np.float64) if limited else (0.0, 0.0),
-                  limit_ke=ke, limit_kd=kd, **_drive_kwargs(drives.get(i)))
+                  limit_ke=ke, limit_kd=kd, frictionloss=float(m.tendon_frictionloss[i]),
+                  armature=float(m.tendon_armature[i]), margin=float(m.tendon_margin[i]),
+                  **_drive_kwargs(drives.get(i)))
         if _wraps(m, i)[0] == _JOINT:
             pairs = [(refs.scalar_joint(builder, m, int(m.wrap_objid[adr + k]), f"tendon {_name(m, i)!r}")[0],
                       float(m.wrap_prm[adr + k])) for k in range(num)]

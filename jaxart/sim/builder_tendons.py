@@ -7,7 +7,8 @@ builder methods. ``limit_ke``/``limit_kd`` are jaxart's penalty gains of the len
 ``target_velocity`` configure the tendon's actuator (a drive along the tendon, like a joint's ``target_ke/kd``;
 MuJoCo's ``<position/velocity tendon=…>``, PhysX's tendon stiffness/damping toward a target length); its
 feed-forward force is ``Control.tendon_f``, and ``effort_limit`` bounds the actuator's total force like a joint's
-``effort_limit`` (MuJoCo's ``forcerange``). See :mod:`jaxart.sim.tendons` for the
+``effort_limit`` (MuJoCo's ``forcerange``). ``frictionloss``, ``armature`` and ``margin`` are MuJoCo's tendon
+attributes (dry friction, inertia of the length, limit margin). See :mod:`jaxart.sim.tendons` for the
 lengths and :mod:`jaxart.dynamics.tendons` for the forces.
 """
 
@@ -69,6 +70,9 @@ class TendonBuilderMixin:
         self.tendon_target_length: list[float] = []  # NaN (None): the initial length, resolved by finalize
         self.tendon_target_velocity: list[float] = []
         self.tendon_effort_limit: list[float] = []
+        self.tendon_frictionloss: list[float] = []
+        self.tendon_armature: list[float] = []
+        self.tendon_margin: list[float] = []
         self.tendon_label: list[str] = []
 
     @property
@@ -104,9 +108,13 @@ class TendonBuilderMixin:
             target_velocity: Default target length rate [m/s].
             effort_limit: Bound [N] (> 0) on ``|tendon_f + ke (L* − L) + kd (L̇* − L̇)|``, the actuator force
                 (``None``: unlimited).
-            frictionloss: Must be 0 (tendon friction is not supported).
-            armature: Must be 0 (tendon armature is not supported).
-            margin: Must be 0 (limit margins are not supported).
+            frictionloss: Dry friction [N] (≥ 0) on the tendon length rate (MuJoCo's ``frictionloss``; a smooth
+                Coulomb law in ``SolverFeatherstone``/``SolverSemiImplicit``, a clamped row in ``SolverXPBD``).
+            armature: Inertia [kg] (≥ 0) of the tendon length (MuJoCo's ``armature``): adds ``a JᵀJ`` to the
+                joint-space inertia (``SolverSemiImplicit`` raises ``NotImplementedError`` when non-zero).
+            margin: Limit margin [m] (≥ 0; MuJoCo's ``margin``): a limit becomes active when the length is
+                within ``margin`` of it and pushes toward ``lower + margin`` / ``upper − margin`` (the penalty
+                acts on ``dist − margin``, as MuJoCo's limit constraint).
 
         Returns:
             The tendon index.
@@ -114,7 +122,6 @@ class TendonBuilderMixin:
         Raises:
             ValueError: Unknown or non-scalar joints, repeated joints, empty tendon, bad ranges.
             TypeError: Non-integer joints or non-numeric values.
-            NotImplementedError: Non-zero ``frictionloss``, ``armature`` or ``margin``.
         """
         name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
         what = f"add_tendon_fixed(label={name!r})"
@@ -135,7 +142,7 @@ class TendonBuilderMixin:
                             springlength=springlength, limited=limited, limit_range=limit_range, limit_ke=limit_ke,
                             limit_kd=limit_kd, drive=(target_ke, target_kd, target_length, target_velocity,
                                                       effort_limit),
-                            unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
+                            extras=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
     def add_tendon_spatial(self, path: Sequence, *, label: str | None = None, stiffness: float = 0.0,
@@ -176,7 +183,7 @@ class TendonBuilderMixin:
                             damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
                             limit_ke=limit_ke, limit_kd=limit_kd,
                             drive=(target_ke, target_kd, target_length, target_velocity, effort_limit),
-                            unsupported=dict(frictionloss=frictionloss, armature=armature, margin=margin))
+                            extras=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
     # ------------------------------------------------------------------ helpers
@@ -197,14 +204,16 @@ class TendonBuilderMixin:
         return int(entry[0]), as_vec3(entry[1], f"{what}: local_point")
 
     def _append_tendon(self, kind: TendonType, name: str, what: str, entries: tuple, *, stiffness, damping,
-                       springlength, limited, limit_range, limit_ke, limit_kd, drive: tuple, unsupported: dict) -> None:
-        for key, value in unsupported.items():
-            if as_float(value, f"{what}: {key}") != 0.0:
-                raise NotImplementedError(f"{what}: {key}={value} is not supported by jaxart tendons (use 0)")
+                       springlength, limited, limit_range, limit_ke, limit_kd, drive: tuple, extras: dict) -> None:
         k = as_float(stiffness, f"{what}: stiffness", nonneg=True)
         d = as_float(damping, f"{what}: damping", nonneg=True)
         rest = _springlength(springlength, what)
         lo, hi = _limits(limited, limit_range, what)
+        fric, arm, margin = (as_float(extras[key], f"{what}: {key}", nonneg=True)
+                             for key in ("frictionloss", "armature", "margin"))
+        if lo > -_UNLIMITED and lo + margin >= hi - margin:
+            raise ValueError(f"{what}: margin {margin} leaves no free range inside limit_range ({lo}, {hi}) "
+                             "(need lower + margin < upper − margin)")
         cfg = self.default_joint_cfg
         lke = as_float(cfg.limit_ke if limit_ke is None else limit_ke, f"{what}: limit_ke", nonneg=True)
         lkd = as_float(cfg.limit_kd if limit_kd is None else limit_kd, f"{what}: limit_kd", nonneg=True)
@@ -233,6 +242,9 @@ class TendonBuilderMixin:
         self.tendon_target_length.append(tlen)
         self.tendon_target_velocity.append(tvel)
         self.tendon_effort_limit.append(effort)
+        self.tendon_frictionloss.append(fric)
+        self.tendon_armature.append(arm)
+        self.tendon_margin.append(margin)
         self.tendon_label.append(name)
 
     def _merge_tendons(self, src, body_offset: int, joint_offset: int, prefix: str | None,
@@ -252,7 +264,8 @@ class TendonBuilderMixin:
             self.tendon_attachment_bodies.append(bodies)
             self.tendon_attachment_points.append(points)
             for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd", "target_ke",
-                         "target_kd", "target_length", "target_velocity", "effort_limit"):
+                         "target_kd", "target_length", "target_velocity", "effort_limit", "frictionloss", "armature",
+                         "margin"):
                 getattr(self, f"tendon_{name}").append(getattr(src, f"tendon_{name}")[k])
             self.tendon_springlength.append(src.tendon_springlength[k].copy())
             self.tendon_label.append(new)

@@ -168,6 +168,12 @@ class Model:
         tendon_target_length, tendon_target_velocity: ``(nten,)`` default drive targets [m, m/s] (read by
             ``control()``; the builder's ``target_length=None`` is resolved to the initial length).
         tendon_effort_limit: ``(nten,)`` bound [N] on the magnitude of the tendon actuator force (``inf``: none).
+        tendon_frictionloss: ``(nten,)`` dry friction [N] on the tendon length rate (MuJoCo ``frictionloss``;
+            ``SolverFeatherstone``: the smooth Coulomb law ``−μ tanh(L̇/ε)`` of joint friction).
+        tendon_armature: ``(nten,)`` inertia [kg] of the tendon length (MuJoCo ``armature``): adds
+            ``a Jᵀ J`` to the joint-space inertia (kinetic energy ``½ a L̇²``).
+        tendon_margin: ``(nten,)`` limit margin [m] (MuJoCo ``margin``, ≥ 0): each length limit acts from
+            ``margin`` inside the range, i.e. on ``[lower + margin, upper − margin]``.
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
@@ -239,6 +245,9 @@ class Model:
     tendon_target_length: jax.Array
     tendon_target_velocity: jax.Array
     tendon_effort_limit: jax.Array
+    tendon_frictionloss: jax.Array
+    tendon_armature: jax.Array
+    tendon_margin: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)

@@ -1,6 +1,7 @@
 """Static structure of tendons and their ``finalize`` wiring.
 
-A tendon is a scalar length ``L(q)`` with a spring–damper and a penalty limit:
+A tendon is a scalar length ``L(q)`` with a spring–damper, a penalty limit (with a margin), dry friction and an
+armature (an inertia of the length, MuJoCo's semantics):
 
 * FIXED (MuJoCo ``<fixed>``, PhysX fixed tendon): ``L = Σ_k c_k q(j_k)`` over scalar
   (REVOLUTE/PRISMATIC) joints, so ``∂L/∂q`` is the constant coefficient vector.
@@ -111,5 +112,8 @@ def tendon_fields(builder, arr) -> dict:
         tendon_target_length=arr(b.tendon_target_length, (nt,)),
         tendon_target_velocity=arr(b.tendon_target_velocity, (nt,)),
         tendon_effort_limit=arr(b.tendon_effort_limit, (nt,)),
+        tendon_frictionloss=arr(b.tendon_frictionloss, (nt,)),
+        tendon_armature=arr(b.tendon_armature, (nt,)),
+        tendon_margin=arr(b.tendon_margin, (nt,)),
         tendon=topo,
     )

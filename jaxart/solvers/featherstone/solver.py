@@ -30,12 +30,14 @@ limits ``limit_ke/kd``                      ✓ penalty (implicit in implicit mo
 ``armature``                                ✓ on the mass-matrix diagonal
 ``friction``                                ✓ smooth Coulomb ``−μ tanh(q̇/ε)``, linearly implicit
 ``effort_limit``/``velocity_limit``          ✓ actuator force clamp / joint velocity clamp
-tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit and actuator (``Control.tendon_f``,
-                                              drive ``tendon_target_ke/kd``, clamped by ``tendon_effort_limit``)
-                                              as joint forces and body wrenches,
-                                              stiffness and damping implicit (rank-one rows in the dense world
-                                              solve, :mod:`jaxart.dynamics.tendon_terms`) unless
-                                              ``drive="explicit"``
+tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit (with ``tendon_margin``) and
+                                              actuator (``Control.tendon_f``, drive ``tendon_target_ke/kd``,
+                                              clamped by ``tendon_effort_limit``) as joint forces and body
+                                              wrenches, stiffness and damping implicit (rank-one rows in the
+                                              dense world solve, :mod:`jaxart.dynamics.tendon_terms`) unless
+                                              ``drive="explicit"``; friction ``tendon_frictionloss`` as smooth
+                                              Coulomb ``−μ tanh(L̇/ε)``, linearly implicit; armature
+                                              ``tendon_armature`` as ``a JᵀJ`` in the matrix and ``−a J̇q̇``
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
 disabled tree joints                        ✗

@@ -56,7 +56,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         control: Control or ``None``.
         dt: Time step [s].
         angular_damping: FREE angular damping rate.
-        implicit: Implicit drives/springs/damping/limits and tendon stiffness/damping (rank-one rows).
+        implicit: Implicit drives/springs/damping/limits and tendon stiffness/damping (rank-one rows; tendon
+            friction and armature enter those rows in both modes).
         friction_eps: Friction smoothing velocity.
         extra_body_f: Optional ``(body_count, 6)`` additional world wrenches at the COMs (the explicit
             contact seam: penalty contact forces enter here, i.e. as ``Jᵀ f``).
@@ -82,7 +83,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         tendon_rows = None
         if model.tendon.tendon_count:  # tendons: loads + implicit rank-one rows (jaxart.dynamics.tendon_terms)
             t_joint_f, t_body_f, tendon_rows = tendon_step_loads(model, control, state.joint_q, state.joint_qd,
-                                                                 state.body_q, state.body_qd, dt, implicit=implicit)
+                                                                 state.body_q, state.body_qd, dt, implicit=implicit,
+                                                                 friction_eps=friction_eps)
             control, body_f = control.replace(joint_f=control.joint_f + t_joint_f), body_f + t_body_f
         rows = bodies = None
         if contacts is not None and contacts.capacity:
@@ -96,8 +98,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             constraints = None
         if (dof_static(model.topology).dist_joint.size or acceleration_dofs(model.topology).any()
                 or (rows is not None and bodies is None) or constraints or tendon_rows is not None):
-            # static choice: DISTANCE limits, contacts between two bodies, constraint rows or implicit tendons need
-            # the dense world solve; acceleration drives need the per-world effective inertias
+            # static choice: DISTANCE limits, contacts between two bodies, constraint rows or tendons (rank-one
+            # rows) need the dense world solve; acceleration drives need the per-world effective inertias
             step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints,
                                      lowrank=tendon_rows)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances

@@ -16,6 +16,12 @@ entries.
 * SPATIAL ``L = Σ_i |p_{i+1} − p_i|``: one entry per attachment point, ``g_lin = u_{i−1} − u_i`` (unit segment
   directions before/after the point, zero at the ends) and ``g_ang = (p − c) × g_lin``: the point forces
   along the path segments of :func:`jaxart.dynamics.tendons.tendon_forces`.
+
+``SolverSemiImplicit`` applies the tendon forces explicitly (:func:`tendon_body_wrenches`): the limits with their
+margin (:func:`~jaxart.dynamics.tendons.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the smooth
+Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
+stable for ``dt < 2 m ε/μ`` with ``m`` the effective mass along the tendon). Tendon armature (a coupling of the
+bodies' inertias along the tendon) is not modelled by the explicit solver: :func:`reject_tendon_armature` raises.
 """
 
 from __future__ import annotations
@@ -23,18 +29,29 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.tendons import _points, _segments, tendon_actuator_forces, tendon_scalar_forces
+from jaxart.dynamics.tendons import (
+    _points,
+    _segments,
+    tendon_actuator_forces,
+    tendon_friction,
+    tendon_scalar_forces,
+)
 from jaxart.math import quat_rotate, quat_twist_angle
 from jaxart.math.safe import safe_norm, safe_normalize
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
 from jaxart.solvers.maximal.sums import segment_sum
 
-__all__ = ["TendonEntries", "TendonLayout", "tendon_body_wrenches", "tendon_entries", "tendon_layout", "tendon_speeds",
-           "tendon_wrenches"]
+__all__ = ["TENDON_FRICTION_EPS", "TendonEntries", "TendonLayout", "reject_tendon_armature", "tendon_body_wrenches",
+           "tendon_entries", "tendon_layout", "tendon_speeds", "tendon_wrenches"]
+
+#: Velocity scale ``ε`` [m/s] of the smooth tendon friction in ``SolverSemiImplicit`` (``SolverFeatherstone``'s
+#: default ``friction_smoothing``).
+TENDON_FRICTION_EPS = 1e-2
 
 
 class TendonLayout(NamedTuple):
@@ -186,9 +203,26 @@ def tendon_wrenches(entries: TendonEntries, force: jnp.ndarray, body_count: int)
     return segment_sum(w, entries.bodies.reshape(-1), body_count)
 
 
+def reject_tendon_armature(model, solver: str) -> None:
+    """Raise ``NotImplementedError`` naming the tendons with a non-zero ``tendon_armature`` (concrete models only;
+    a traced model is not checked)."""
+    if not model.tendon.tendon_count:
+        return
+    try:
+        armature = np.asarray(model.tendon_armature)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return  # a traced model (e.g. a solver built under jit): nothing to check statically
+    bad = [model.tendon.tendon_label[k] for k in np.flatnonzero(armature != 0.0)]
+    if bad:
+        raise NotImplementedError(f"{solver}: tendon armature (tendon_armature != 0 on tendons {bad}) is not "
+                                  "modelled by this solver; use SolverFeatherstone, SolverXPBD or SolverMuJoCo, "
+                                  "or set it to 0")
+
+
 def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
     """Explicit tendon loads ``(body_count, 6)``: spring, damping and penalty limit
-    (:func:`~jaxart.dynamics.tendons.tendon_scalar_forces`) plus the actuators
+    (:func:`~jaxart.dynamics.tendons.tendon_scalar_forces`), smooth friction
+    (:func:`~jaxart.dynamics.tendons.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
     (:func:`~jaxart.dynamics.tendons.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
 
     Zero (no program) for models without tendons.
@@ -198,6 +232,7 @@ def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
         return jnp.zeros((model.body_count, 6), dtype)
     ent = tendon_entries(model, state.body_q, state.joint_q)
     speed = tendon_speeds(ent, state.body_qd)
-    f = tendon_scalar_forces(model, ent.length, speed) + tendon_actuator_forces(model, control, ent.length, speed)[0]
+    f = (tendon_scalar_forces(model, ent.length, speed) + tendon_friction(model, speed, TENDON_FRICTION_EPS)[0]
+         + tendon_actuator_forces(model, control, ent.length, speed)[0])
     return tendon_wrenches(ent, f, model.body_count).astype(dtype)
 

@@ -39,9 +39,10 @@ DISTANCE joints         tree (world parent): free joint; tree or loop: finite di
                         a limited spatial tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
 tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
-                        springlength and range, and tendon actuators (``Control.tendon_f`` → a
-                        motor, ``tendon_target_ke/kd`` → position / velocity servos on the
-                        tendon) (:mod:`jaxart.solvers.mujoco.tendons`).
+                        springlength, range, frictionloss, armature and margin, and tendon
+                        actuators (``Control.tendon_f`` → a motor, ``tendon_target_ke/kd`` →
+                        position / velocity servos on the tendon)
+                        (:mod:`jaxart.solvers.mujoco.tendons`).
 ACCELERATION drives     tree joints: the position / velocity actuators' ``gainprm``/``biasprm``
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,

@@ -8,6 +8,11 @@
   length range becomes ``limited`` with ``range``, and ``limit_ke > 0`` gives ``solref_limit = (−ke, −kd)``
   (direct stiffness/damping, as the bridge maps joint limits). MuJoCo's limit is a soft constraint
   (scaled by ``solimp``), jaxart's a penalty force: the two agree only approximately at a limit.
+* ``frictionloss``, ``armature`` and ``margin`` are copied. Armature and margin have the same meaning in both
+  (``a JᵀJ`` in the inertia plus ``a Jᵀ J̇q̇``; a limit active within ``margin`` of the range, acting on
+  ``dist − margin``). Friction is MuJoCo's dry-friction constraint (force in ``[−μ, μ]``) and jaxart's smooth
+  ``−μ tanh(L̇/ε)``: they agree while the tendon slips (``|L̇| ≫ ε``), and both hold a load below ``μ`` (MuJoCo
+  to its soft-constraint creep, jaxart creeping at ``L̇ ≈ ε F/μ``).
 * Tendon actuators: every tendon gets a motor ``<label>__f`` (gain 1, ``ctrl = Control.tendon_f``); a tendon
   with ``target_ke > 0`` a position servo ``<label>__pos`` (gain ``ke``, bias ``(0, −ke, 0)``, ``ctrl =
   tendon_target_length``) and with ``target_kd > 0`` a velocity servo ``<label>__vel`` (gain ``kd``, bias
@@ -68,7 +73,8 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
     points = np.asarray(model.tendon_attachment_point, np.float64)
     p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
          for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
-                   "target_ke", "target_kd", "target_length", "target_velocity", "effort_limit")}
+                   "target_ke", "target_kd", "target_length", "target_velocity", "effort_limit", "frictionloss",
+                   "armature", "margin")}
     # rows 0-2: defaults of (tendon_f, target length, target velocity); rows 3-4: (ke, kd) of combined actuators
     rec.ten_default = np.stack([np.zeros(t.tendon_count), p["target_length"], p["target_velocity"],
                                 p["target_ke"], p["target_kd"]])
@@ -79,6 +85,9 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         ten.stiffness = [p["stiffness"][k], 0.0, 0.0]
         ten.damping = [p["damping"][k], 0.0, 0.0]
         ten.springlength = p["springlength"][k].tolist()
+        ten.frictionloss = p["frictionloss"][k]
+        ten.armature = p["armature"][k]
+        ten.margin = p["margin"][k]
         lo, hi = p["limit_lower"][k], p["limit_upper"][k]
         limited = lo > -_UNLIMITED or hi < _UNLIMITED
         ten.limited = mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE

@@ -29,9 +29,11 @@ limits ``limit_ke/kd``                      ✓ penalty; the drive is off beyond
 contacts                                    ✓ penalty ``ke, kd, kf, mu, ka`` (mean of the two
                                               shapes); optional smooth variant
 kinematic bodies                            ✓ passed through unchanged
-fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit and actuator
+fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit (with ``tendon_margin``),
+                                              smooth friction ``tendon_frictionloss`` and actuator
                                               (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendons`
                                               as body wrenches (:mod:`jaxart.solvers.maximal.tendons`)
+``tendon_armature``                         ✗ (NotImplementedError naming the tendons)
 equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
@@ -59,7 +61,7 @@ from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
-from jaxart.solvers.maximal.tendons import tendon_body_wrenches
+from jaxart.solvers.maximal.tendons import reject_tendon_armature, tendon_body_wrenches
 from jaxart.solvers.semi_implicit.equality import equality_wrenches
 from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
@@ -83,6 +85,7 @@ class SolverSemiImplicit(SolverBase):
 
     Raises:
         ValueError: A non-finite or negative option.
+        NotImplementedError: ACCELERATION drives, or tendons with a non-zero ``tendon_armature``.
     """
 
     _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing')
@@ -99,6 +102,7 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
+        reject_tendon_armature(model, "SolverSemiImplicit")
         self.model = model
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)

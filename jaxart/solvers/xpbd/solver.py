@@ -39,9 +39,10 @@ joint compliance                            ✓ ``joint_linear/angular_complianc
 equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
                                               (:mod:`jaxart.solvers.xpbd.equality`); the traced
                                               ``enabled`` flags switch them at run time (no recompile)
-fixed/spatial tendons, tendon actuators     ✓ spring, damping and actuator drive as one compliant row
-                                              per tendon (implicit, stable at any stiffness), length
-                                              limits as hard rows, ``tendon_f`` explicit
+fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and actuator drive as one compliant
+                                              row per tendon (implicit, stable at any stiffness), Coulomb
+                                              friction as a clamped row, length limits (with their margin)
+                                              as hard rows, ``tendon_f`` explicit
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)
@@ -98,7 +99,7 @@ from jaxart.solvers.xpbd.contacts import (
 from jaxart.solvers.xpbd.equality import equality_data, equality_plan, solve_equality
 from jaxart.solvers.xpbd.joints import drive_targets, solve_angular, solve_drives, solve_linear
 from jaxart.solvers.xpbd.lanes import LaneOptions, make_step
-from jaxart.solvers.xpbd.tendons import solve_tendons, tendon_rows
+from jaxart.solvers.xpbd.tendons import initial_lambda, solve_tendons, tendon_rows
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
@@ -344,7 +345,7 @@ def _rounds_per_world(model, st, opt: LaneOptions, q_pred, inv_m, inv_i, drives,
         return q, lam_d, lam_l, lam_a, lam_c, lam_t
 
     carry = (q_pred, jnp.zeros((nj, 6), f), jnp.zeros((nj,), f), jnp.zeros((nj, 4), f),
-             zero_lambda(cf) if opt.contacts else None, None if ten is None else jnp.zeros_like(ten.target))
+             zero_lambda(cf) if opt.contacts else None, None if ten is None else initial_lambda(ten))
     q, *_, lam_c, _ = jax.lax.fori_loop(0, opt.iterations, round_, carry)
     return q, lam_c
 

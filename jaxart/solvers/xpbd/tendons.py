@@ -1,4 +1,4 @@
-"""Tendons of SolverXPBD: one compliant row and one hard limit row per tendon.
+"""Tendons of SolverXPBD: one compliant row, one friction row and one hard limit row per tendon.
 
 Each tendon's length ``L`` and its per-body gradient entries come from :mod:`jaxart.solvers.maximal.tendons`
 (fixed tendons from the joints' anchor frames, spatial tendons from the attachment points). Per round of the
@@ -10,12 +10,20 @@ projection, after the joint and equality rows:
   when the step-start length ``L₀`` is outside the dead band ``tendon_springlength``, toward its nearest edge
   ``L_s``), damping ``d``, actuator gains ``ke, kd`` and targets ``L*, L̇*``:
 
-  ``k = k_s + ke + (d + kd)/dt``, ``L̃ = (k_s L_s + ke L* + (d/dt) L₀ + (kd/dt)(L₀ + L̇* dt)) / k``,
+  ``k = k_s + ke + (d + kd)/dt + a/dt²``,
+  ``L̃ = (k_s L_s + ke L* + (d/dt) L₀ + (kd/dt)(L₀ + L̇* dt) + (a/dt²)(L₀ + L̇₀ dt)) / k``,
 
-  i.e. the force ``k_s (L_s − L) + ke (L* − L) + kd (L̇* − L̇) − d L̇`` at the end-of-step length and rate
-  ``L̇ = (L − L₀)/dt``; stable at any stiffness and step.
-* **limit row** (hard, zero compliance): ``C = L − clip(L, lower, upper)`` projected to zero when violated
-  (``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
+  i.e. the force ``k_s (L_s − L) + ke (L* − L) + kd (L̇* − L̇) − d L̇ − a (L̇ − L̇₀)/dt`` at the end-of-step length
+  and rate ``L̇ = (L − L₀)/dt``; stable at any stiffness and step. The last term is the tendon armature ``a``
+  (``tendon_armature``, an inertia of the length: the force ``−a L̈`` of the kinetic energy ``½ a L̇²``, implicit
+  Euler, ``L̇₀`` the step-start rate).
+* **friction row** (``tendon_frictionloss`` ``μ``, Coulomb): ``C = L − L₀`` (the tendon at rest over the step)
+  with its accumulated multiplier clamped to ``|λ| ≤ μ dt²`` (a force of at most ``μ``), like the contacts'
+  static friction: the tendon sticks while the other forces along it stay below ``μ`` and slips with the
+  force ``μ`` otherwise.
+* **limit row** (hard, zero compliance): ``C = L − clip(L, lower + margin, upper − margin)`` projected to zero
+  when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendons.tendon_limit_bounds`;
+  ``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
   ``tendon_effort_limit`` is not modelled (as joint effort limits in XPBD): the drive row is not clamped.
 
 ``Control.tendon_f`` is an explicit force: its body wrenches join the prediction's external forces. The rows
@@ -29,12 +37,12 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxart.dynamics.tendons import tendon_controls
+from jaxart.dynamics.tendons import tendon_controls, tendon_limit_bounds
 from jaxart.math.small import matvec
-from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_wrenches
+from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_speeds, tendon_wrenches
 from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, xpbd_delta
 
-__all__ = ["TendonRows", "solve_tendons", "tendon_rows"]
+__all__ = ["TendonRows", "initial_lambda", "solve_tendons", "tendon_rows"]
 
 
 class TendonRows(NamedTuple):
@@ -44,8 +52,10 @@ class TendonRows(NamedTuple):
         q_ref: ``(joint_coord_count,)`` step-start ``joint_q`` (unwrapping reference of fixed-tendon angles).
         target: ``(T,)`` compliant-row target length ``L̃`` [m].
         stiffness: ``(T,)`` compliant-row stiffness ``k`` [N/m] (0: no row).
-        lower, upper: ``(T,)`` length limits [m].
+        lower, upper: ``(T,)`` length limits [m], shrunk by the margins.
         force: ``(body_count, 6)`` body wrenches of ``Control.tendon_f`` (explicit, in the prediction).
+        length0: ``(T,)`` step-start lengths [m] (the friction row's target).
+        friction: ``(T,)`` bound ``μ dt²`` of the friction row's multiplier.
     """
 
     q_ref: jnp.ndarray
@@ -54,6 +64,13 @@ class TendonRows(NamedTuple):
     lower: jnp.ndarray
     upper: jnp.ndarray
     force: jnp.ndarray
+    length0: jnp.ndarray
+    friction: jnp.ndarray
+
+
+def initial_lambda(rows: TendonRows) -> jnp.ndarray:
+    """``(2, T)`` zero multipliers of the compliant and friction rows (the projection rounds' carry)."""
+    return jnp.zeros((2, *rows.target.shape), rows.target.dtype)
 
 
 def tendon_rows(model, state, control, dt) -> TendonRows:
@@ -65,13 +82,17 @@ def tendon_rows(model, state, control, dt) -> TendonRows:
     k_s = jnp.where((length0 > high) | (length0 < low), model.tendon_stiffness, 0.0)
     rest = jnp.clip(length0, low, high)
     ke, kd, d = model.tendon_target_ke, model.tendon_target_kd, model.tendon_damping
-    k = k_s + ke + (d + kd) / dt
-    num = k_s * rest + ke * target_len + d / dt * length0 + kd / dt * (length0 + target_vel * dt)
+    inertia = model.tendon_armature / (dt * dt)
+    speed0 = tendon_speeds(ent, state.body_qd)
+    k = k_s + ke + (d + kd) / dt + inertia
+    num = (k_s * rest + ke * target_len + d / dt * length0 + kd / dt * (length0 + target_vel * dt)
+           + inertia * (length0 + speed0 * dt))
     ok = k > 0.0
     target = jnp.where(ok, num / jnp.where(ok, k, 1.0), length0)
     force = tendon_wrenches(ent, f_act.astype(length0.dtype), model.body_count)
-    return TendonRows(state.joint_q, target, k, model.tendon_limit_lower, model.tendon_limit_upper,
-                      force.astype(state.body_q.dtype))
+    lower, upper = tendon_limit_bounds(model)
+    return TendonRows(state.joint_q, target, k, lower, upper, force.astype(state.body_q.dtype), length0,
+                      model.tendon_frictionloss * dt * dt)
 
 
 def _weights(b: Bodies, ent: TendonEntries) -> jnp.ndarray:
@@ -92,16 +113,25 @@ def _project(model, b: Bodies, ent: TendonEntries, dlam):
 
 
 def solve_tendons(model, rows: TendonRows, q, lam, inv_m, inv_i, dt):
-    """One projection of the compliant rows, then of the limit rows. Returns ``(poses (n, 7), λ (T,))``."""
+    """One projection of the compliant rows, the friction rows, then the limit rows.
+
+    Returns:
+        ``(poses (n, 7), λ (2, T))``: the multipliers of the compliant and friction rows (:func:`initial_lambda`).
+    """
     dtype = q.dtype
     b = make_bodies(model, q, inv_m, inv_i)
     ent = tendon_entries(model, q, rows.q_ref)
     on = rows.stiffness > 0.0
     alpha_t = jnp.where(on, 1.0 / jnp.where(on, rows.stiffness, 1.0), 0.0) / (dt * dt)
-    dlam = jnp.where(on, xpbd_delta(ent.length - rows.target, lam, _weights(b, ent), alpha_t), 0.0)
+    dlam = jnp.where(on, xpbd_delta(ent.length - rows.target, lam[0], _weights(b, ent), alpha_t), 0.0)
     q = _project(model, b, ent, dlam.astype(dtype))
+    b = make_bodies(model, q, inv_m, inv_i)
+    ent = tendon_entries(model, q, rows.q_ref)
+    stick = lam[1] + xpbd_delta(ent.length - rows.length0, jnp.zeros_like(dlam), _weights(b, ent), 0.0)
+    lam_f = jnp.clip(stick, -rows.friction, rows.friction)
+    q = _project(model, b, ent, (lam_f - lam[1]).astype(dtype))
     b = make_bodies(model, q, inv_m, inv_i)
     ent = tendon_entries(model, q, rows.q_ref)
     c = ent.length - jnp.clip(ent.length, rows.lower, rows.upper)
     dlim = xpbd_delta(c, jnp.zeros_like(c), _weights(b, ent), 0.0)
-    return _project(model, b, ent, dlim.astype(dtype)), lam + dlam
+    return _project(model, b, ent, dlim.astype(dtype)), jnp.stack([lam[0] + dlam, lam_f])
