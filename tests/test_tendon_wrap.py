@@ -16,7 +16,7 @@ import pytest
 import jaxart
 from jaxart.dynamics.tendon_terms import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
-from jaxart.dynamics.tendons import eval_tendon_lengths, eval_tendon_velocities
+from jaxart.dynamics.tendons import eval_tendon_joint_forces, eval_tendon_lengths, eval_tendon_velocities
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley, TendonWrapSite
 from jaxart.solvers.maximal.tendons import tendon_entries, tendon_speeds
 
@@ -71,7 +71,7 @@ def _mj_eval(m, q, qd):
     mujoco.mj_forward(m, d)
     jac = np.zeros((m.ntendon, m.nv))
     mujoco.mju_sparse2dense(jac, d.ten_J, m.ten_J_rownnz, m.ten_J_rowadr, m.ten_J_colind)
-    return d.ten_length.copy(), jac, d.ten_velocity.copy(), d.ten_wrapnum.copy()
+    return d.ten_length.copy(), jac, d.ten_velocity.copy(), d.ten_wrapnum.copy(), d.qfrc_passive.copy()
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def _evaluate(model, qs, qds):
         s = jaxart.eval_fk(model, q, qd, model.state())
         ent = tendon_entries(model, s.body_q, s.joint_q)
         return (eval_tendon_lengths(model, s), eval_tendon_velocities(model, s), tendon_jacobian(model, q, s.body_q),
-                ent.length, tendon_speeds(ent, s.body_qd))
+                ent.length, tendon_speeds(ent, s.body_qd), eval_tendon_joint_forces(model, s))
 
     return jax.vmap(one)(qs, qds)
 
@@ -99,12 +99,16 @@ def test_lengths_jacobians_and_rates_match_mujoco_c(imported):
     rng = np.random.default_rng(0)
     qds = rng.uniform(-2.0, 2.0, _QS.shape)
     ref = [_mj_eval(m, q, qd) for q, qd in zip(_QS, qds, strict=True)]
-    length, rate, jac, length_max, rate_max = map(np.asarray, _evaluate(model, jnp.asarray(_QS), jnp.asarray(qds)))
+    out = map(np.asarray, _evaluate(model, jnp.asarray(_QS), jnp.asarray(qds)))
+    length, rate, jac, length_max, rate_max, passive = out
     np.testing.assert_allclose(length, [r[0] for r in ref], atol=1e-12)
     np.testing.assert_allclose(jac, [r[1] for r in ref], atol=1e-10)
     np.testing.assert_allclose(rate, [r[2] for r in ref], atol=1e-10)
     np.testing.assert_allclose(length_max, length, atol=1e-12)
     np.testing.assert_allclose(rate_max, rate, atol=1e-10)
+    # spring forces Jᵀ f (stiffness on a sphere, a cylinder and a pulley tendon) vs MuJoCo's qfrc_passive
+    np.testing.assert_allclose(passive, [r[4] for r in ref], atol=1e-9)
+    assert np.abs(passive).max() > 1.0
     wrapnum = np.array([r[3] for r in ref])
     for k, name in enumerate(_WRAPS):  # 2 wrap points straight, 4 wrapped: both cases are covered
         assert {2, 4} <= set(wrapnum[:, k]), (name, wrapnum[:, k])
@@ -112,12 +116,11 @@ def test_lengths_jacobians_and_rates_match_mujoco_c(imported):
     both = (wrapnum[:, 1] == 4) & (wrapnum[:, 2] == 4)
     assert both.any() and np.all(np.abs(length[both, 1] - length[both, 2]) > 1e-3)
     # pulley: the second branch counts half
-    lengths = ref[0][0]
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     site = {n: d.site(n).xpos for n in ("w2", "a_end", "w3", "b_end")}
     half = np.linalg.norm(site["a_end"] - site["w2"]) + 0.5 * np.linalg.norm(site["b_end"] - site["w3"])
-    np.testing.assert_allclose(lengths[5], half, atol=1e-12)
+    np.testing.assert_allclose(length[0, 5], half, atol=1e-12)
 
 
 def test_bridge_maps_wraps_and_pulleys(imported):

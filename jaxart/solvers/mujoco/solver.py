@@ -32,7 +32,8 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
-tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
+tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
+                        cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength and range, and tendon actuators (``Control.tendon_f`` → a
                         motor, ``tendon_target_ke/kd`` → position / velocity servos on the
                         tendon) (:mod:`jaxart.solvers.mujoco.tendons`).
