@@ -16,7 +16,7 @@ import pytest
 import jaxart
 from jaxart.dynamics.tendon_terms import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
-from jaxart.dynamics.tendons import eval_tendon_joint_forces, eval_tendon_lengths, eval_tendon_velocities
+from jaxart.dynamics.tendons import _kinematics, eval_tendon_joint_forces, eval_tendon_lengths
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley, TendonWrapSite
 from jaxart.solvers.maximal.tendons import tendon_entries, tendon_speeds
 
@@ -83,33 +83,41 @@ def imported():
 
 
 @jax.jit
-def _evaluate(model, qs, qds):
-    """Reduced-coordinate lengths, rates and Jacobians, and the maximal solvers' lengths and rates, per state."""
+def _reduced(model, qs, qds):
+    """Reduced-coordinate lengths, rates (one evaluation of the shared kinematics) and Jacobians, per state."""
     def one(q, qd):
         s = jaxart.eval_fk(model, q, qd, model.state())
-        ent = tendon_entries(model, s.body_q, s.joint_q)
-        return (eval_tendon_lengths(model, s), eval_tendon_velocities(model, s), tendon_jacobian(model, q, s.body_q),
-                ent.length, tendon_speeds(ent, s.body_qd), eval_tendon_joint_forces(model, s))
+        length, speed, _ = _kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)
+        return length, speed, tendon_jacobian(model, q, s.body_q)
 
     return jax.vmap(one)(qs, qds)
 
 
-def test_lengths_jacobians_and_rates_match_mujoco_c(imported):
-    model, m = imported
+@jax.jit
+def _maximal_and_forces(model, qs, qds):
+    """The maximal solvers' lengths and rates, and the generalized tendon forces ``Jᵀ f``, per state."""
+    def one(q, qd):
+        s = jaxart.eval_fk(model, q, qd, model.state())
+        ent = tendon_entries(model, s.body_q, s.joint_q)
+        return ent.length, tendon_speeds(ent, s.body_qd), eval_tendon_joint_forces(model, s)
+
+    return jax.vmap(one)(qs, qds)
+
+
+def _references(m):
     rng = np.random.default_rng(0)
     qds = rng.uniform(-2.0, 2.0, _QS.shape)
-    ref = [_mj_eval(m, q, qd) for q, qd in zip(_QS, qds, strict=True)]
-    out = map(np.asarray, _evaluate(model, jnp.asarray(_QS), jnp.asarray(qds)))
-    length, rate, jac, length_max, rate_max, passive = out
-    np.testing.assert_allclose(length, [r[0] for r in ref], atol=1e-12)
-    np.testing.assert_allclose(jac, [r[1] for r in ref], atol=1e-10)
-    np.testing.assert_allclose(rate, [r[2] for r in ref], atol=1e-10)
-    np.testing.assert_allclose(length_max, length, atol=1e-12)
-    np.testing.assert_allclose(rate_max, rate, atol=1e-10)
-    # spring forces Jᵀ f (stiffness on a sphere, a cylinder and a pulley tendon) vs MuJoCo's qfrc_passive
-    np.testing.assert_allclose(passive, [r[4] for r in ref], atol=1e-9)
-    assert np.abs(passive).max() > 1.0
-    wrapnum = np.array([r[3] for r in ref])
+    return qds, [np.array(x) for x in zip(*[_mj_eval(m, q, qd) for q, qd in zip(_QS, qds, strict=True)],
+                                          strict=True)]
+
+
+def test_lengths_jacobians_and_rates_match_mujoco_c(imported):
+    model, m = imported
+    qds, (ref_len, ref_jac, ref_rate, wrapnum, _) = _references(m)
+    length, rate, jac = map(np.asarray, _reduced(model, jnp.asarray(_QS), jnp.asarray(qds)))
+    np.testing.assert_allclose(length, ref_len, atol=1e-12)
+    np.testing.assert_allclose(jac, ref_jac, atol=1e-10)
+    np.testing.assert_allclose(rate, ref_rate, atol=1e-10)
     for k, name in enumerate(_WRAPS):  # 2 wrap points straight, 4 wrapped: both cases are covered
         assert {2, 4} <= set(wrapnum[:, k]), (name, wrapnum[:, k])
     # the side sites choose different sides: where both wrap, the lengths differ
@@ -121,6 +129,19 @@ def test_lengths_jacobians_and_rates_match_mujoco_c(imported):
     site = {n: d.site(n).xpos for n in ("w2", "a_end", "w3", "b_end")}
     half = np.linalg.norm(site["a_end"] - site["w2"]) + 0.5 * np.linalg.norm(site["b_end"] - site["w3"])
     np.testing.assert_allclose(length[0, 5], half, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_maximal_entries_and_spring_forces_match_mujoco_c(imported):
+    """SolverXPBD/SolverSemiImplicit's per-body gradient entries (lengths, rates) and the generalized spring forces
+    ``Jᵀ f`` (stiffness on a sphere, a cylinder and a pulley tendon) vs MuJoCo's ``ten_*`` and ``qfrc_passive``."""
+    model, m = imported
+    qds, (ref_len, _, ref_rate, _, ref_passive) = _references(m)
+    length, rate, passive = map(np.asarray, _maximal_and_forces(model, jnp.asarray(_QS), jnp.asarray(qds)))
+    np.testing.assert_allclose(length, ref_len, atol=1e-12)
+    np.testing.assert_allclose(rate, ref_rate, atol=1e-10)
+    np.testing.assert_allclose(passive, ref_passive, atol=1e-9)
+    assert np.abs(passive).max() > 1.0
 
 
 def test_bridge_maps_wraps_and_pulleys(imported):
@@ -156,6 +177,14 @@ def test_featherstone_rollout_with_wrapped_tendon_springs_matches_mujoco_c(impor
     assert np.abs(np.asarray(free.joint_q) - q_mj).max() > 0.02
 
 
+@jax.jit
+def _length_and_grad(xs, axis, side, cylinder, has_side):
+    def f(x):
+        return wrapped_length(x[:3], x[3:6], x[6:9], axis, 0.15, side, cylinder=cylinder, has_side=has_side)
+
+    return jax.vmap(f)(xs), jax.vmap(jax.grad(f))(xs)
+
+
 def test_wrapped_length_gradient_matches_finite_differences():
     """``jax.grad`` of the wrapped length (sphere and cylinder, with and without a side point) vs central
     differences, and finite gradients where the segment is straight."""
@@ -166,15 +195,14 @@ def test_wrapped_length_gradient_matches_finite_differences():
              (np.array([-0.5, 0.6, 0.1]), np.array([0.6, 0.5, 0.0]))]    # misses: straight
     for cyl in (False, True):
         for sd in (None, side):
-            def f(x, cyl=cyl, sd=sd):
-                return wrapped_length(x[:3], x[3:6], x[6:9], jnp.asarray(axis), 0.15,
-                                      None if sd is None else jnp.asarray(sd), cylinder=cyl)
             for x0, x1 in cases:
                 x = np.concatenate([x0, x1, c]) + 1e-3 * rng.standard_normal(9)
-                g = np.asarray(jax.grad(f)(jnp.asarray(x)))
-                assert np.all(np.isfinite(g))
                 eps = 1e-6
-                fd = [(f(jnp.asarray(x + eps * e)) - f(jnp.asarray(x - eps * e))) / (2 * eps) for e in np.eye(9)]
+                pts = jnp.asarray(np.concatenate([x[None], x + eps * np.eye(9), x - eps * np.eye(9)]))
+                vals, grads = _length_and_grad(pts, jnp.asarray(axis), jnp.asarray(side), cyl, sd is not None)
+                vals, g = np.asarray(vals), np.asarray(grads[0])
+                assert np.all(np.isfinite(g))
+                fd = (vals[1:10] - vals[10:]) / (2 * eps)
                 np.testing.assert_allclose(g, fd, atol=1e-6)
                 # translation invariance: the gradients of the three points sum to zero
                 np.testing.assert_allclose(g[:3] + g[3:6] + g[6:], 0.0, atol=1e-10)

@@ -37,7 +37,8 @@ class PathLayout(NamedTuple):
         entry_tendon: ``(P,)`` tendon of every entry.
         pulley: ``(P,)`` whether the entry is a PULLEY (its parameter is a divisor).
         straight: ``(a, b, divisor entry, tendon)`` of straight segments (divisor entry ``P``: none).
-        wraps: ``((cylinder, has_side), (a, geom, side, b, divisor entry, tendon))`` per wrap group.
+        wraps: ``(a, geom, side, b, divisor entry, tendon, cylinder, has_side)`` of wrapped segments (one
+            vectorised evaluation for spheres and cylinders, with and without side points: one compiled copy).
     """
 
     entry_tendon: np.ndarray
@@ -57,7 +58,7 @@ def _layout(ten) -> PathLayout:
     kind = np.asarray(ten.tendon_attachment_kind)
     n = len(kind)
     straight: list[tuple] = []
-    wraps: dict[tuple, list[tuple]] = {}
+    wraps: list[tuple] = []
     for t in range(ten.tendon_count):
         div, prev, geom = n, None, None
         for i in range(start[t], start[t + 1]):
@@ -71,11 +72,10 @@ def _layout(ten) -> PathLayout:
                     straight.append((prev, i, div, t))
                 elif prev is not None:
                     side = geom + 1 if geom + 1 < n and kind[geom + 1] == K.SIDE else -1
-                    key = (int(kind[geom]) == K.CYLINDER, side >= 0)
-                    wraps.setdefault(key, []).append((prev, geom, max(side, 0), i, div, t))
+                    wraps.append((prev, geom, max(side, geom), i, div, t, int(kind[geom]) == K.CYLINDER, side >= 0))
                 prev, geom = i, None
     return PathLayout(np.repeat(np.arange(ten.tendon_count, dtype=np.int32), np.diff(start)), kind == K.PULLEY,
-                      _columns(straight, 4), tuple((key, _columns(rows, 6)) for key, rows in sorted(wraps.items())))
+                      _columns(straight, 4), _columns(wraps, 8))
 
 
 def _columns(rows: list[tuple], m: int) -> tuple:
@@ -101,9 +101,10 @@ def spatial_lengths(model, p: jnp.ndarray, axis: jnp.ndarray) -> jnp.ndarray:
     a, b, d, t = lay.straight
     if t.size:
         length = length.at[t].add(safe_norm(p[b] - p[a], axis=-1) / divisor[d])
-    for (cylinder, has_side), (a, g, s, b, d, t) in lay.wraps:
-        fn = jax.vmap(functools.partial(wrapped_length, cylinder=cylinder))
-        seg = fn(p[a], p[b], p[g], axis[g], param[g], p[s] if has_side else None)
+    a, g, s, b, d, t, cylinder, has_side = lay.wraps
+    if t.size:
+        fn = jax.vmap(lambda *args: wrapped_length(*args[:6], cylinder=args[6], has_side=args[7]))
+        seg = fn(p[a], p[b], p[g], axis[g], param[g], p[s], jnp.asarray(cylinder, bool), jnp.asarray(has_side, bool))
         length = length.at[t].add(seg / divisor[d])
     return length
 

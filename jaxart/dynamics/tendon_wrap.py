@@ -67,7 +67,7 @@ def _tangent_pairs(e0, e1, r):
     return pairs
 
 
-def _circle_wrap(e0, e1, side, has_side: bool, r):
+def _circle_wrap(e0, e1, side, has_side, r):
     """Planar wrap of the endpoints ``e0``, ``e1`` around the circle of radius ``r`` at the origin.
 
     Returns:
@@ -78,16 +78,11 @@ def _circle_wrap(e0, e1, side, has_side: bool, r):
     dd = dif @ dif
     a = jnp.clip(-(dif @ e0) / jnp.maximum(dd, _TINY), 0.0, 1.0)
     near = e0 + a * dif
-    miss = near @ near > sqr
-    if has_side:
-        miss = miss & (side @ near >= 0.0)
+    miss = (near @ near > sqr) & (~has_side | (side @ near >= 0.0))
     wrapped = (e0 @ e0 >= sqr) & (e1 @ e1 >= sqr) & (r >= _MINVAL) & (dd >= _MINVAL) & ~miss
     (a0, a1), (b0, b1) = _tangent_pairs(e0, e1, r)
-    if has_side:
-        good_a = safe_normalize(a0 + a1) @ side
-        good_b = safe_normalize(b0 + b1) @ side
-    else:
-        good_a, good_b = -((a0 - a1) @ (a0 - a1)), -((b0 - b1) @ (b0 - b1))
+    good_a = jnp.where(has_side, safe_normalize(a0 + a1) @ side, -((a0 - a1) @ (a0 - a1)))
+    good_b = jnp.where(has_side, safe_normalize(b0 + b1) @ side, -((b0 - b1) @ (b0 - b1)))
     good_a = jnp.where(_legs_cross(e0, a0, e1, a1), -10000.0, good_a)
     good_b = jnp.where(_legs_cross(e0, b0, e1, b1), -10000.0, good_b)
     first = good_a > good_b
@@ -101,23 +96,21 @@ def _circle_wrap(e0, e1, side, has_side: bool, r):
     return wrapped, t0, t1, r * angle
 
 
-def _plane_frame(p0, p1, axis, cylinder: bool):
+def _plane_frame(p0, p1, axis, cylinder):
     """Orthonormal in-plane axes ``(u, v)`` of the wrap circle (relative coordinates ``p0``, ``p1``)."""
-    if cylinder:
-        helper = jnp.where(jnp.abs(axis[0]) < 0.9, jnp.array([1.0, 0.0, 0.0], p0.dtype),
-                           jnp.array([0.0, 1.0, 0.0], p0.dtype))
-        u = safe_normalize(jnp.cross(axis, helper))
-        return u, jnp.cross(axis, u)
+    ex, ey = jnp.array([1.0, 0.0, 0.0], p0.dtype), jnp.array([0.0, 1.0, 0.0], p0.dtype)
+    u_cyl = safe_normalize(jnp.cross(axis, jnp.where(jnp.abs(axis[0]) < 0.9, ex, ey)))
     u = safe_normalize(p0)
     n = jnp.cross(p0, p1)
     parallel = safe_norm(n) < _MINVAL
     k = jnp.argmax(jnp.abs(u))  # p0 ∥ p1: any plane through them (MuJoCo's choice of helper)
     helper = jnp.ones(3, p0.dtype).at[k].set(0.0)
     n = safe_normalize(jnp.where(parallel, jnp.cross(u, helper), n))
-    return u, safe_normalize(jnp.cross(n, u))
+    u = jnp.where(cylinder, u_cyl, u)
+    return u, jnp.where(cylinder, jnp.cross(axis, u_cyl), safe_normalize(jnp.cross(n, u)))
 
 
-def wrapped_length(x0, x1, centre, axis, radius, side=None, *, cylinder: bool):
+def wrapped_length(x0, x1, centre, axis, radius, side=None, *, cylinder, has_side=None):
     """Length of the segment ``x0 → x1`` wrapped around a sphere or an infinite cylinder (module docstring).
 
     Args:
@@ -126,30 +119,34 @@ def wrapped_length(x0, x1, centre, axis, radius, side=None, *, cylinder: bool):
         axis: ``(3,)`` world unit axis of the cylinder (ignored for a sphere).
         radius: Radius [m].
         side: ``(3,)`` world side point, or ``None``.
-        cylinder: ``True`` for a cylinder, ``False`` for a sphere (static).
+        cylinder: ``True`` for a cylinder, ``False`` for a sphere (a bool or a traced boolean).
+        has_side: Whether ``side`` is used (a bool or a traced boolean; default: ``side is not None``).
 
     Returns:
         The scalar length [m].
     """
+    if has_side is None:
+        has_side = side is not None
+    if side is None:
+        side = centre
     straight = safe_norm(x1 - x0)
     p0, p1 = x0 - centre, x1 - centre
     u, v = _plane_frame(p0, p1, axis, cylinder)
     e0, e1 = jnp.stack([p0 @ u, p0 @ v]), jnp.stack([p1 @ u, p1 @ v])
-    sd = None
-    if side is not None:
-        s = side - centre
-        sd = safe_normalize(jnp.stack([s @ u, s @ v])) * radius
-    wrapped, t0, t1, arc = _circle_wrap(e0, e1, sd, side is not None, radius)
+    s = side - centre
+    sd = safe_normalize(jnp.stack([s @ u, s @ v])) * radius
+    wrapped, t0, t1, arc = _circle_wrap(e0, e1, sd, has_side, radius)
     w0 = t0[0] * u + t0[1] * v
     w1 = t1[0] * u + t1[1] * v
-    if cylinder:
-        h0, h1 = p0 @ axis, p1 @ axis
-        leg0, leg1 = safe_norm(e0 - t0), safe_norm(e1 - t1)
-        total = jnp.maximum(leg0 + arc + leg1, _TINY)
-        z0 = h0 + (h1 - h0) * leg0 / total
-        z1 = h0 + (h1 - h0) * (leg0 + arc) / total
-        w0, w1 = w0 + z0 * axis, w1 + z1 * axis
-        arc = safe_norm(jnp.stack([arc, z1 - z0]))
+    # cylinder: heights along the axis interpolated by the planar path length (zero factor for a sphere)
+    along = jnp.where(cylinder, 1.0, 0.0)
+    h0, h1 = p0 @ axis, p1 @ axis
+    leg0, leg1 = safe_norm(e0 - t0), safe_norm(e1 - t1)
+    total = jnp.maximum(leg0 + arc + leg1, _TINY)
+    z0 = h0 + (h1 - h0) * leg0 / total
+    z1 = h0 + (h1 - h0) * (leg0 + arc) / total
+    w0, w1 = w0 + along * z0 * axis, w1 + along * z1 * axis
+    arc = safe_norm(jnp.stack([arc, along * (z1 - z0)]))
     around = safe_norm(p0 - w0) + arc + safe_norm(w1 - p1)
     too_close = (safe_norm(p0) < _MINVAL) | (safe_norm(p1) < _MINVAL)
     return jnp.where(wrapped & ~too_close, around, straight)
