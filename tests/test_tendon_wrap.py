@@ -16,7 +16,7 @@ import pytest
 import jaxart
 from jaxart.dynamics.tendon_terms import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
-from jaxart.dynamics.tendons import _kinematics, eval_tendon_joint_forces, eval_tendon_lengths
+from jaxart.dynamics.tendons import _kinematics, eval_tendon_joint_forces
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley, TendonWrapSite
 from jaxart.solvers.maximal.tendons import tendon_entries, tendon_speeds
 
@@ -149,10 +149,12 @@ def test_bridge_maps_wraps_and_pulleys(imported):
     model, _ = imported
     solver = jaxart.solvers.SolverMuJoCo(model)
     assert solver.mj_model.ntendon == 6
-    for q in _QS[:4]:
-        state = jaxart.eval_fk(model, jnp.asarray(q), jnp.zeros(2), model.state())
-        d = solver.to_mj_data(state)
-        np.testing.assert_allclose(d.ten_length, eval_tendon_lengths(model, state), atol=1e-12)
+    length = np.asarray(_reduced(model, jnp.asarray(_QS), jnp.zeros(_QS.shape))[0])  # compiled by the test above
+    for q, expect in zip(_QS, length, strict=True):
+        d = mujoco.MjData(solver.mj_model)
+        d.qpos[solver.layout.q_dst] = q[solver.layout.q_src]
+        mujoco.mj_forward(solver.mj_model, d)
+        np.testing.assert_allclose(d.ten_length, expect, atol=1e-12)
 
 
 @pytest.mark.slow
@@ -236,12 +238,11 @@ def test_builder_wrap_validation():
     with pytest.raises(ValueError, match="divisor"):
         b.add_tendon_spatial([site1, site0, TendonWrapPulley(0.0), site1, site0], label="t")
     assert b.tendon_count == 0
-    b.add_tendon_spatial([TendonWrapPulley(2.0), site1, TendonWrapGeom(ball), site0], label="t")
-    model = b.finalize(dtype=jnp.float64)
-    state = jaxart.eval_fk(model, jnp.asarray([0.0]), jnp.zeros(1), model.state())
+    b.add_tendon_spatial([TendonWrapPulley(2.0), site1, TendonWrapGeom(ball), site0], label="t", target_length=0.0)
+    model = b.finalize(dtype=jnp.float64)  # springlength -1: the initial length (one compiled evaluation)
     # closed form in the x-z plane: tangent legs plus the arc between the tangent points, halved by the pulley
     a, c, r = np.array([0.0, 0.0, 0.05]) - [0.25, 0, 0], np.array([0.5, 0.0, 0.0]) - [0.25, 0, 0], 0.1
     na, nc = np.linalg.norm(a), np.linalg.norm(c)
     arc = np.arccos(a @ c / (na * nc)) - np.arccos(r / na) - np.arccos(r / nc)
     expect = 0.5 * (np.sqrt(na**2 - r**2) + np.sqrt(nc**2 - r**2) + r * arc)
-    np.testing.assert_allclose(eval_tendon_lengths(model, state)[0], expect, atol=1e-12)
+    np.testing.assert_allclose(model.tendon_springlength[0], [expect, expect], atol=1e-12)
