@@ -165,8 +165,10 @@ def test_featherstone_rollout_with_wrapped_tendon_springs_matches_mujoco_c(impor
     dt, steps = 1e-3, 300
     mj = jaxart.solvers.SolverMuJoCo(model, integrator="euler")
     mj.mj_model.opt.timestep = dt
-    state = jaxart.eval_fk(model, jnp.asarray([0.6, -0.4]), jnp.asarray([0.5, -1.0]), model.state())
+    state = jaxart.eval_fk(model, jnp.asarray([1.2, 0.8]), jnp.asarray([0.5, -1.0]), model.state())
     d = mj.to_mj_data(state)
+    mujoco.mj_forward(mj.mj_model, d)
+    assert list(d.ten_wrapnum[[1, 3]]) == [4, 4]  # the sprung sphere and cylinder tendons start wrapped
     for _ in range(steps):
         mujoco.mj_step(mj.mj_model, d)
     out, _ = jaxart.rollout(jaxart.solvers.SolverFeatherstone(model, drive="explicit"), state, None, dt=dt,
