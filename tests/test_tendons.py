@@ -221,14 +221,17 @@ def test_mjcf_import_round_trip():
     np.testing.assert_allclose(model.tendon_springlength[1], m.tendon_lengthspring[1])
 
 
-def test_mjcf_geometry_wrapping_is_reported_and_skipped():
-    xml = _MJCF.replace('<site site="sa"/>', '<geom geom="wrapcyl"/>').replace(
-        '<site name="sa" pos="0.1 0 -0.3"/>', '<geom name="wrapcyl" type="cylinder" size="0.05 0.1" pos="0.1 0 -0.3"/>')
+def test_mjcf_inside_side_site_is_reported_and_skipped():
+    """Geometry wrapping is imported (tests/test_tendon_wrap.py); a side site inside the geometry (MuJoCo's inside
+    wrapping) is not: reported, and the tendon skipped."""
+    xml = _MJCF.replace('<site site="sa"/>', '<geom geom="wrapcyl" sidesite="inner"/>').replace(
+        '<site name="sa" pos="0.1 0 -0.3"/>',
+        '<geom name="wrapcyl" type="cylinder" size="0.05 0.1" pos="0.1 0 -0.3"/><site name="inner" pos="0.1 0 -0.3"/>')
     b = jaxart.ModelBuilder()
-    with pytest.warns(UserWarning, match="tendon 'ts': geometry wrapping"):
+    with pytest.warns(UserWarning, match="tendon 'ts': sidesite 'inner' is inside geom 'wrapcyl'"):
         res = b.add_mjcf(xml)
     assert set(res["tendons"]) == {"tf"} and b.tendon_count == 1
-    with pytest.raises(ValueError, match="geometry wrapping"):
+    with pytest.raises(ValueError, match="inside wrapping"):
         jaxart.ModelBuilder().add_mjcf(xml, strict=True)
 
 
@@ -245,8 +248,9 @@ def test_builder_validation():
         b.add_tendon_fixed(joints[:2], [1.0])
     with pytest.raises(ValueError, match="at least 2 attachment points"):
         b.add_tendon_spatial([(links[0], (0, 0, 0))])
-    with pytest.raises(NotImplementedError, match="TendonWrapGeom"):
-        b.add_tendon_spatial([(links[0], (0, 0, 0)), TendonWrapGeom(0)])
+    box = b.add_shape_box(links[0], hx=0.1, hy=0.1, hz=0.1)
+    with pytest.raises(NotImplementedError, match="wrapping around shape .* BOX"):
+        b.add_tendon_spatial([(links[0], (0, 0, 0)), TendonWrapGeom(box), (links[1], (0, 0, 0))])
     with pytest.raises(ValueError, match="is not a site"):
         s = b.add_shape_sphere(links[0], radius=0.1)
         b.add_tendon_spatial([(links[0], (0, 0, 0)), TendonWrapSite(s)])
@@ -324,8 +328,8 @@ def test_newton_authoring_helpers_port():
     np.testing.assert_allclose(model.tendon_limit_lower, [-1.0, -1e10])
     np.testing.assert_allclose(model.tendon_attachment_point, [[0.1, 0.0, -0.3], [0.0, 0.1, -0.2]])
     assert list(model.tendon_attachment_body) == [links[0], links[2]]
-    with pytest.raises(NotImplementedError, match="TendonWrapPulley"):
-        mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapPulley(2.0)])
+    with pytest.raises(ValueError, match="pulley may not"):
+        mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapSite(s2), mj.TendonWrapPulley(2.0)])
 
 
 def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():

@@ -51,9 +51,11 @@ def _dof_body_masks(lay: DynamicsLayout, body_count: int, dof_count: int) -> np.
 def tendon_jacobian(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray) -> jnp.ndarray:
     """``(tendon_count, joint_dof_count)`` length Jacobians ``J = ∂L̇/∂q̇`` (MuJoCo's ``ten_J``).
 
-    FIXED tendons: the coefficients at their joints' DOFs. SPATIAL tendons: ``Σ_i u_iᵀ (J_{p_{i+1}} − J_{p_i})``
-    with ``u_i`` the unit segment directions and ``J_p`` the world point Jacobians of the attachment points
-    (columns ``S_lin + S_ang × p`` of the DOFs that move the point's body).
+    FIXED tendons: the coefficients at their joints' DOFs. SPATIAL tendons: ``Σ_e g_eᵀ J_{p_e} + r_eᵀ J_{ω_e}``
+    over the path entries, with ``g_e``, ``r_e`` the entries' linear and angular length gradients
+    (:func:`~jaxart.dynamics.tendon_path.spatial_gradients`; ``g = ±u`` at the ends of a straight segment) and
+    ``J_p`` / ``J_ω`` the world point / angular Jacobians of the entries' bodies (columns ``S_lin + S_ang × p`` and
+    ``S_ang`` of the DOFs that move the body).
 
     Args:
         model: The model.
@@ -64,7 +66,8 @@ def tendon_jacobian(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray) -> jn
         The Jacobian rows (FREE/DISTANCE columns in the ``joint_qd`` convention: child-COM velocity and ω
         in the parent-anchor frame).
     """
-    from jaxart.dynamics.tendons import _fixed_entries, _points, _segments
+    from jaxart.dynamics.tendon_path import path_layout, spatial_gradients
+    from jaxart.dynamics.tendons import _fixed_entries, _points
 
     t = model.tendon
     nd, dtype = model.joint_dof_count, model.tendon_stiffness.dtype
@@ -72,20 +75,19 @@ def tendon_jacobian(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray) -> jn
     _, di, ten = _fixed_entries(model)
     if ten.size:
         jac = jac.at[ten, di].add(model.tendon_joint_coef)
-    a, b, seg_ten = _segments(model)
-    if not seg_ten.size:
+    if not np.asarray(t.tendon_attachment_body).size:
         return jac
     cols, (body_q, _) = dof_columns(model, joint_q.astype(dtype), body_q_base.astype(dtype))
-    p, _, _ = _points(model, body_q, jnp.zeros((model.body_count, 6), dtype))
+    p, _, _, axis, _ = _points(model, body_q, jnp.zeros((model.body_count, 6), dtype))
+    _, g_lin, g_rot = spatial_gradients(model, p, axis)
     bodies = np.asarray(t.tendon_attachment_body)
     moves = _dof_body_masks(dynamics_layout(model), model.body_count, nd)[np.where(bodies < 0, model.body_count,
                                                                                    bodies)]
     c = cols[:nd]
-    point_cols = (c[None, :, :3] + jnp.cross(c[None, :, 3:], p[:, None, :])) * jnp.asarray(moves, dtype)[:, :, None]
-    d = p[b] - p[a]
-    u = d / jnp.maximum(jnp.linalg.norm(d, axis=-1, keepdims=True), jnp.finfo(dtype).tiny ** 0.5)
-    rows = jnp.einsum("sk,snk->sn", u, point_cols[b] - point_cols[a])
-    return jac.at[seg_ten].add(rows)
+    m = jnp.asarray(moves, dtype)[:, :, None]
+    point_cols = (c[None, :, :3] + jnp.cross(c[None, :, 3:], p[:, None, :])) * m
+    rows = jnp.einsum("ek,enk->en", g_lin, point_cols) + jnp.einsum("ek,enk->en", g_rot, c[None, :, 3:] * m)
+    return jac.at[path_layout(t).entry_tendon].add(rows)
 
 
 def tendon_jacobian_rate(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base: jnp.ndarray):
@@ -93,9 +95,8 @@ def tendon_jacobian_rate(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, bod
     accelerations ``J̇q̇ (nten,)`` (``L̈`` at ``q̈ = 0``; one forward-mode derivative of ``J`` along the coordinate
     rates :func:`~jaxart.dynamics.motion.coord_rates`). Zero without spatial tendons (constant fixed rows)."""
     from jaxart.dynamics.motion import coord_rates
-    from jaxart.dynamics.tendons import _segments
 
-    if not _segments(model)[2].size:  # static: fixed tendons only
+    if not np.asarray(model.tendon.tendon_attachment_body).size:  # static: fixed tendons only
         jac = tendon_jacobian(model, joint_q, body_q_base)
         return jac, jnp.zeros((jac.shape[0],), jac.dtype)
     q_dot = coord_rates(model, joint_q, joint_qd)

@@ -2,10 +2,12 @@
 
 * FIXED: ``L = Σ_k c_k q(j_k)`` (absolute joint coordinates, as MuJoCo's ``ten_length``),
   ``L̇ = Σ_k c_k q̇(j_k)``; the force acts on the joints as ``τ_k = c_k f``.
-* SPATIAL: ``L = Σ_i |p_{i+1} − p_i|`` over the attachment points in world coordinates,
-  ``L̇ = Σ_i u_i · (v_{i+1} − v_i)`` with ``u_i`` the unit segment direction and ``v`` the points'
-  world velocities; the force acts as point forces ``f u_i`` on ``p_{i+1}`` and ``−f u_i`` on
-  ``p_i`` (body wrenches about the COMs), i.e. ``τ = Jᵀ (∂L/∂p) f``.
+* SPATIAL: ``L = Σ_i |p_{i+1} − p_i|`` over the attachment points in world coordinates, with segments wrapped
+  around spheres / cylinders and branches divided by pulley divisors (:mod:`jaxart.dynamics.tendon_path`, one
+  length function for every solver); ``L̇ = Σ_e g_e · v_e + r_e · ω_e`` with the gradients ``g_e = ∂L/∂p_e`` of the
+  path entries (for a straight segment the unit direction ``u_i``), ``v_e`` their world velocities and ``r_e`` the
+  angular gradient of a cylinder's axis; the force acts as point forces ``f g_e`` and torques ``f r_e`` on the
+  entries' bodies (wrenches about the COMs), i.e. ``τ = Jᵀ f``.
 
 The scalar tendon force (positive lengthens the tendon) is
 
@@ -40,27 +42,16 @@ gains from the implicit rows (a constant force).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.tendon_path import path_layout, spatial_gradients
 from jaxart.math.quat import quat_rotate
-from jaxart.math.safe import safe_norm, safe_normalize
 from jaxart.sim.model import Model, State
 from jaxart.sim.tendons import TendonType
-
-
-def _segments(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Static (first point, second point, tendon) indices of every spatial segment."""
-    t = model.tendon
-    start = np.asarray(t.tendon_attachment_start)
-    a, b, ten = [], [], []
-    for k in range(t.tendon_count):
-        for i in range(start[k], start[k + 1] - 1):
-            a.append(i)
-            b.append(i + 1)
-            ten.append(k)
-    return np.asarray(a, np.int32), np.asarray(b, np.int32), np.asarray(ten, np.int32)
 
 
 def _fixed_entries(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,7 +65,8 @@ def _fixed_entries(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _points(model: Model, body_q, body_qd):
-    """World attachment points, their world velocities and the moment arms ``p − c`` about the COMs."""
+    """Path entries in world coordinates: positions, velocities, moment arms ``p − c`` about the COMs, world
+    cylinder axes and the angular velocities of the entries' bodies."""
     bodies = np.asarray(model.tendon.tendon_attachment_body)
     local = model.tendon_attachment_point
     dtype = local.dtype
@@ -85,11 +77,21 @@ def _points(model: Model, body_q, body_qd):
     p = bq[:, :3] + quat_rotate(bq[:, 3:], local)
     arm = p - (bq[:, :3] + quat_rotate(bq[:, 3:], com))
     v = bqd[:, :3] + jnp.cross(bqd[:, 3:], arm)
-    return p, v, arm
+    axis = quat_rotate(bq[:, 3:], model.tendon_attachment_axis.astype(dtype))
+    return p, v, arm, axis, bqd[:, 3:]
+
+
+class _Spatial(NamedTuple):
+    """Per-entry length gradients of the spatial tendons (:func:`~jaxart.dynamics.tendon_path.spatial_gradients`)
+    and moment arms about the entries' body COMs."""
+
+    g_lin: jnp.ndarray
+    g_rot: jnp.ndarray
+    arm: jnp.ndarray
 
 
 def _kinematics(model: Model, joint_q, joint_qd, body_q, body_qd):
-    """``(L, L̇)`` of every tendon and the spatial segments' unit directions (``None`` without segments)."""
+    """``(L, L̇)`` of every tendon and the spatial entries' gradients (``None`` without spatial tendons)."""
     n = model.tendon.tendon_count
     dtype = model.tendon_stiffness.dtype
     length = jnp.zeros((n,), dtype)
@@ -99,16 +101,15 @@ def _kinematics(model: Model, joint_q, joint_qd, body_q, body_qd):
         c = model.tendon_joint_coef
         length = length.at[ten].add(c * joint_q[qi])
         speed = speed.at[ten].add(c * joint_qd[di])
-    a, b, seg_ten = _segments(model)
-    u = arm = None
-    if seg_ten.size:
-        p, v, arm = _points(model, body_q, body_qd)
-        d = p[b] - p[a]
-        seg_len = safe_norm(d, axis=-1)
-        u = safe_normalize(d, axis=-1)
-        length = length.at[seg_ten].add(seg_len)
-        speed = speed.at[seg_ten].add(jnp.sum(u * (v[b] - v[a]), axis=-1))
-    return length, speed, u, arm
+    spatial = None
+    if np.asarray(model.tendon.tendon_attachment_body).size:
+        p, v, arm, axis, omega = _points(model, body_q, body_qd)
+        seg_len, g_lin, g_rot = spatial_gradients(model, p, axis)
+        length = length + seg_len
+        rate = jnp.sum(g_lin * v + g_rot * omega, axis=-1)
+        speed = speed.at[path_layout(model.tendon).entry_tendon].add(rate)
+        spatial = _Spatial(g_lin, g_rot, arm)
+    return length, speed, spatial
 
 
 def tendon_scalar_forces(model: Model, length, speed):
@@ -193,7 +194,7 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
     """
     from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
 
-    length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
+    length, speed, spatial = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
     passive = tendon_scalar_forces(model, length, speed)
     act, saturated = tendon_actuator_forces(model, control, length, speed, look=dt if implicit else 0.0)
     fric, c_fric = tendon_friction(model, speed, friction_eps)
@@ -206,7 +207,7 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
         k_passive = k - jnp.where(saturated, 0.0, model.tendon_target_ke)  # the actuator's look-ahead is in ``act``
         f = f - k_passive * dt * speed
         w = w + d * dt + k * dt * dt
-    joint_f, body_f = _loads(model, f, u, arm)
+    joint_f, body_f = _loads(model, f, spatial)
     return joint_f, body_f, (jac, w)
 
 
@@ -216,12 +217,13 @@ def tendon_forces(model: Model, joint_q, joint_qd, body_q, body_qd):
     ``joint_f`` holds the FIXED tendons' generalized forces (scalar joints, so it is also the
     ``Control.joint_f`` convention); ``body_f`` the SPATIAL tendons' world wrenches ``(f, τ about COM)``.
     """
-    length, speed, u, arm = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
-    return _loads(model, tendon_scalar_forces(model, length, speed), u, arm)
+    length, speed, spatial = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
+    return _loads(model, tendon_scalar_forces(model, length, speed), spatial)
 
 
-def _loads(model: Model, f, u, arm):
-    """Joint forces and body wrenches of the scalar tendon forces ``f`` (see :func:`tendon_forces`)."""
+def _loads(model: Model, f, spatial: _Spatial | None):
+    """Joint forces and body wrenches of the scalar tendon forces ``f`` (see :func:`tendon_forces`): each spatial
+    entry carries the force ``f ∂L/∂p`` at its point and the torque ``f g_rot``."""
     dtype = f.dtype
     joint_f = jnp.zeros((model.joint_dof_count,), dtype)
     _, di, ten = _fixed_entries(model)
@@ -229,14 +231,12 @@ def _loads(model: Model, f, u, arm):
         joint_f = joint_f.at[di].add(model.tendon_joint_coef * f[ten])
     nb = model.body_count
     body_f = jnp.zeros((nb + 1, 6), dtype)
-    a, b, seg_ten = _segments(model)
-    if seg_ten.size:
+    if spatial is not None:
         bodies = np.asarray(model.tendon.tendon_attachment_body)
-        force = f[seg_ten][:, None] * u  # on point b; −force on point a
-        for idx, sign in ((b, 1.0), (a, -1.0)):
-            fp = sign * force
-            w = jnp.concatenate([fp, jnp.cross(arm[idx], fp)], axis=-1)
-            body_f = body_f.at[np.where(bodies[idx] < 0, nb, bodies[idx])].add(w)
+        fe = f[path_layout(model.tendon).entry_tendon][:, None]
+        force = fe * spatial.g_lin
+        w = jnp.concatenate([force, jnp.cross(spatial.arm, force) + fe * spatial.g_rot], axis=-1)
+        body_f = body_f.at[np.where(bodies < 0, nb, bodies)].add(w)
     return joint_f, body_f[:nb]
 
 
@@ -263,7 +263,7 @@ def eval_tendon_velocities(model: Model, state: State) -> jax.Array:
 def eval_tendon_forces(model: Model, state: State) -> jax.Array:
     """``(tendon_count,)`` scalar tendon forces [N] (spring, damping and limit; positive lengthens)."""
     _check("eval_tendon_forces", model, state)
-    length, speed, _, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+    length, speed, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
     return tendon_scalar_forces(model, length, speed)
 
 
@@ -284,7 +284,7 @@ def eval_tendon_actuator_forces(model: Model, state: State, control=None) -> jax
     lengthens; MuJoCo's ``actuator_force`` of a gear-1 tendon actuator), clamped to ``±tendon_effort_limit``;
     ``control=None``: the model defaults."""
     _check("eval_tendon_actuator_forces", model, state)
-    length, speed, _, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
+    length, speed, _ = _kinematics(model, state.joint_q, state.joint_qd, state.body_q, state.body_qd)
     return tendon_actuator_forces(model, control, length, speed)[0]
 
 

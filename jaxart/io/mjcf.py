@@ -28,13 +28,14 @@ hfield assets                 ``Heightfield`` shapes for world-body hfield geoms
 contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
                               solref/margin differing from the shapes' are reported) / filter pairs
 equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
-tendon fixed / spatial        FIXED / SPATIAL tendons (site paths; :mod:`jaxart.io.mjcf_tendons`); servos on
+tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wrapping, pulleys;
+                              :mod:`jaxart.io.mjcf_tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================
 
-Unsupported features (tendon geometry wrapping/pulleys/friction, tendon/flex/site equalities, sensors, per-pair
+Unsupported features (tendon inside wrapping/friction, tendon/flex/site equalities, sensors, per-pair
 contact parameters, keyframes, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
 gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
 is touched).
@@ -215,7 +216,7 @@ class _Importer:
         self._close(start, root)
         self._add_shapes()
         refs = MjcfRefs(body_of=self._body_of, coord_start=self.out["coord_start"], coord_map=self.coord_map,
-                        label=self.pre)
+                        label=self.pre, geom_shape=self.geom_shapes, site_shape=self.site_shapes)
         self.out["equalities"] = add_equalities(b, m, refs)
         self.out["tendons"] = add_tendons(b, m, refs, min_timeconst=self.min_tc)
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
@@ -300,6 +301,7 @@ class _Importer:
         sites = add_sites(self.b, m, self._body_of, site_label)
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes)
+        self.geom_shapes, self.site_shapes = shapes, sites
         self.out["shapes"] = {m.geom(g).name: s for g, s in shapes.items() if m.geom(g).name}
         self.out["sites"] = {m.site(k).name: s for k, s in sites.items() if m.site(k).name}
 

@@ -5,8 +5,8 @@ scalar-joint references.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,12 +34,16 @@ class MjcfRefs:
         coord_start: First imported coordinate index in the builder.
         coord_map: MuJoCo ``qpos`` index of each imported jaxart coordinate.
         label: ``label(name) -> label`` applying the import's prefix.
+        geom_shape: MuJoCo geom id → imported shape index.
+        site_shape: MuJoCo site id → imported (site) shape index.
     """
 
     body_of: Callable
     coord_start: int
     coord_map: Sequence[int]
     label: Callable[[str], str]
+    geom_shape: Mapping[int, int] = field(default_factory=dict)
+    site_shape: Mapping[int, int] = field(default_factory=dict)
 
     def label_of(self, element) -> str | None:
         """Label of a named element (``None`` for an unnamed one: the builder's default)."""

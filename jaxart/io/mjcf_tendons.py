@@ -1,11 +1,13 @@
-"""MJCF ``<tendon>`` import: ``<fixed>`` and site-only ``<spatial>`` tendons (:mod:`jaxart.sim.tendons`).
+"""MJCF ``<tendon>`` import: ``<fixed>`` and ``<spatial>`` tendons (:mod:`jaxart.sim.tendons`).
 
 Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` /
 :meth:`~jaxart.ModelBuilder.add_tendon_spatial`):
 
 * ``<fixed>``: each ``<joint joint= coef=>`` entry → ``(joint, coef)`` (hinge/slide joints imported as
   scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
-* ``<spatial>`` through ``<site>`` entries only → the sites' positions on their (jaxart) bodies.
+* ``<spatial>``: ``<site>`` entries → the sites' positions on their (jaxart) bodies; ``<geom geom= sidesite=>`` →
+  :class:`~jaxart.sim.builder_tendons.TendonWrapGeom` of the geom's imported shape (and the side site's shape);
+  ``<pulley divisor=>`` → :class:`~jaxart.sim.builder_tendons.TendonWrapPulley`.
 * Actuators on the tendon (:func:`~jaxart.io.mjcf_actuators.map_tendon_actuators`): position / velocity servos
   → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``;
   ``forcerange`` (a motor's ``ctrlrange``) → ``effort_limit``.
@@ -15,8 +17,9 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``frictionloss``, ``armature``, ``margin`` → the same builder arguments (MuJoCo's meaning; friction becomes
   jaxart's smooth Coulomb law, ``solreffriction``/``solimpfriction`` are not used).
 
-Reported (and skipped or approximated): geometry wrapping and pulleys, fixed tendons on joints that become
-DOFs of a D6 joint (tendon skipped) and nonlinear stiffness/damping polynomials (ignored).
+Reported (and skipped or approximated): side sites on another body than their wrapping geom or inside it
+(MuJoCo's inside wrapping; tendon skipped), fixed tendons on joints that become DOFs of a D6 joint (tendon
+skipped) and nonlinear stiffness/damping polynomials (ignored).
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ import numpy as np
 from jaxart.io.mjcf_actuators import map_tendon_actuators
 from jaxart.io.mjcf_math import pose, solref_gains
 from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
+from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley
 from jaxart.sim.enums import JointTargetMode
 
 _JOINT, _SITE = int(mujoco.mjtWrap.mjWRAP_JOINT), int(mujoco.mjtWrap.mjWRAP_SITE)
+_PULLEY = int(mujoco.mjtWrap.mjWRAP_PULLEY)
+_GEOMS = (int(mujoco.mjtWrap.mjWRAP_SPHERE), int(mujoco.mjtWrap.mjWRAP_CYLINDER))
 
 
 def _name(m, i: int) -> str:
@@ -42,11 +48,22 @@ def _wraps(m, i: int) -> list[int]:
 
 
 def _skipped(m, i: int) -> str | None:
-    types = set(_wraps(m, i))
-    if not (types <= {_JOINT} or types <= {_SITE}):
-        return f"tendon {_name(m, i)!r}: geometry wrapping / pulleys (only joint or site paths are imported; skipped)"
     adr = int(m.tendon_adr[i])
-    for k in range(int(m.tendon_num[i]) if types == {_JOINT} else 0):
+    types = _wraps(m, i)
+    if _JOINT not in types:
+        for k, w in enumerate(types):
+            side = int(round(float(m.wrap_prm[adr + k]))) if w in _GEOMS else -1
+            if side < 0:
+                continue
+            g = int(m.wrap_objid[adr + k])
+            if int(m.site_bodyid[side]) != int(m.geom_bodyid[g]):
+                return (f"tendon {_name(m, i)!r}: sidesite {m.site(side).name!r} is on another body than geom "
+                        f"{m.geom(g).name!r} (only side sites on the geometry's body are imported; skipped)")
+            if np.linalg.norm(m.site_pos[side] - m.geom_pos[g]) < float(m.geom_size[g][0]):
+                return (f"tendon {_name(m, i)!r}: sidesite {m.site(side).name!r} is inside geom {m.geom(g).name!r} "
+                        "(MuJoCo's inside wrapping is not supported; skipped)")
+        return None
+    for k in range(int(m.tendon_num[i])):
         j = int(m.wrap_objid[adr + k])
         if is_d6_dof(m, j):
             return (f"tendon {_name(m, i)!r}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint "
@@ -103,13 +120,24 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
                       float(m.wrap_prm[adr + k])) for k in range(num)]
             out[_name(m, i)] = builder.add_tendon_fixed(pairs, **kw)
         else:
-            path = []
-            for k in range(num):
-                s = int(m.wrap_objid[adr + k])
-                b, x = refs.body_of(int(m.site_bodyid[s]), pose(m.site_pos[s], m.site_quat[s]))
-                path.append((b, x[:3]))
-            out[_name(m, i)] = builder.add_tendon_spatial(path, **kw)
+            out[_name(m, i)] = builder.add_tendon_spatial(_spatial_path(m, refs, adr, num), **kw)
     return out
+
+
+def _spatial_path(m, refs: MjcfRefs, adr: int, num: int) -> list:
+    """Builder path of a spatial tendon's wrap objects (module docstring)."""
+    path = []
+    for k in range(num):
+        w, obj = int(m.wrap_type[adr + k]), int(m.wrap_objid[adr + k])
+        if w == _PULLEY:
+            path.append(TendonWrapPulley(float(m.wrap_prm[adr + k])))
+        elif w in _GEOMS:
+            side = int(round(float(m.wrap_prm[adr + k])))
+            path.append(TendonWrapGeom(refs.geom_shape[obj], refs.site_shape[side] if side >= 0 else None))
+        else:
+            b, x = refs.body_of(int(m.site_bodyid[obj]), pose(m.site_pos[obj], m.site_quat[obj]))
+            path.append((b, x[:3]))
+    return path
 
 
 def _drive_kwargs(drive) -> dict:

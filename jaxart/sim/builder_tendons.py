@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxart.sim.enums import JointType
-from jaxart.sim.tendons import TendonType
-from jaxart.sim.validate import as_float, as_vec3, np_transform_mul
+from jaxart.sim.enums import GeoType, JointType
+from jaxart.sim.tendons import TendonPathKind, TendonType
+from jaxart.sim.validate import as_float, as_vec3, np_quat_rotate, np_transform_mul
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 _UNLIMITED = 1e10
@@ -36,7 +36,13 @@ class TendonWrapSite:
 
 @dataclasses.dataclass(frozen=True)
 class TendonWrapGeom:
-    """Wrapping around a geometry (Newton's ``TendonWrapGeom``); not supported by jaxart."""
+    """Wrapping around a SPHERE or CYLINDER shape (Newton's ``TendonWrapGeom``, MuJoCo's ``<geom geom= sidesite=>``).
+
+    Attributes:
+        geom: Shape index (a sphere, or a cylinder: wrapped as an infinite cylinder along its local Z).
+        sidesite: Optional site (on the shape's body, outside the shape) whose side of the geometry the tendon
+            passes on.
+    """
 
     geom: int
     sidesite: int | None = None
@@ -44,7 +50,8 @@ class TendonWrapGeom:
 
 @dataclasses.dataclass(frozen=True)
 class TendonWrapPulley:
-    """A pulley on a spatial tendon's path (Newton's ``TendonWrapPulley``); not supported by jaxart."""
+    """A pulley on a spatial tendon's path (Newton's ``TendonWrapPulley``, MuJoCo's ``<pulley divisor=>``): starts a
+    branch whose segment lengths are divided by ``divisor`` (> 0)."""
 
     divisor: float
 
@@ -58,6 +65,9 @@ class TendonBuilderMixin:
         self.tendon_joint_coefs: list[list[float]] = []
         self.tendon_attachment_bodies: list[list[int]] = []
         self.tendon_attachment_points: list[list[np.ndarray]] = []
+        self.tendon_attachment_kinds: list[list[int]] = []  # TendonPathKind per entry
+        self.tendon_attachment_axes: list[list[np.ndarray]] = []
+        self.tendon_attachment_params: list[list[float]] = []
         self.tendon_stiffness: list[float] = []
         self.tendon_damping: list[float] = []
         self.tendon_springlength: list[np.ndarray] = []
@@ -151,60 +161,104 @@ class TendonBuilderMixin:
                            target_ke: float = 0.0, target_kd: float = 0.0, target_length: float | None = None,
                            target_velocity: float = 0.0, effort_limit: float | None = None,
                            frictionloss: float = 0.0, armature: float = 0.0, margin: float = 0.0) -> int:
-        """Add a spatial tendon through points fixed on bodies (MuJoCo ``<spatial>`` through sites).
+        """Add a spatial tendon through points fixed on bodies (MuJoCo ``<spatial>``), wrapping around spheres and
+        cylinders and split by pulleys.
 
-        ``L = Σ_i |p_{i+1} − p_i|`` with the points in world coordinates; the tension ``f`` pulls each
-        point toward its neighbours (forces on the bodies, so any joint type between them works).
+        ``L = Σ_i |p_{i+1} − p_i|`` with the points in world coordinates; a :class:`TendonWrapGeom` between two
+        points makes that segment the shortest path around the geometry when the straight one would cross it
+        (MuJoCo's rule, :mod:`jaxart.dynamics.tendon_wrap`); a :class:`TendonWrapPulley` starts a branch (no segment
+        across it) whose lengths are divided by its divisor. The tension ``f`` pulls each point along the path
+        (forces on the bodies, so any joint type between them works).
 
         Args:
-            path: At least two entries, each a :class:`TendonWrapSite` (a site shape's position on its
-                body, copied when the tendon is added) or a ``(body, local_point)`` pair (``body`` −1 = world,
-                point [m] in the body frame).
-                :class:`TendonWrapGeom` and :class:`TendonWrapPulley` raise ``NotImplementedError``.
+            path: Entries, each a :class:`TendonWrapSite` (a site shape's position on its body, copied when the
+                tendon is added), a ``(body, local_point)`` pair (``body`` −1 = world, point [m] in the body
+                frame), a :class:`TendonWrapGeom` (between two points; SPHERE or CYLINDER shapes) or a
+                :class:`TendonWrapPulley` (not last, not after another pulley; every point needs a neighbour that is
+                not a pulley). At least two points.
             label, stiffness, damping, springlength, limited, limit_range, limit_ke, limit_kd, target_ke,
             target_kd, target_length, target_velocity, effort_limit, frictionloss, armature, margin: As in
             :meth:`add_tendon_fixed`.
 
         Returns:
             The tendon index.
+
+        Raises:
+            ValueError: Bad entries or a path breaking the rules above.
+            NotImplementedError: Wrapping around other shape types, a side site on another body than the geometry
+                or inside it (MuJoCo's inside wrapping), and the ``add_tendon_fixed`` cases.
         """
         name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
         what = f"add_tendon_spatial(label={name!r})"
         if isinstance(path, str | bytes) or not isinstance(path, Sequence):
-            raise TypeError(f"{what}: path must be a sequence of TendonWrapSite or (body, point) entries")
-        bodies, points = [], []
-        for k, entry in enumerate(path):
-            b, p = self._tendon_point(entry, f"{what}: path[{k}]")
-            bodies.append(b)
-            points.append(p)
-        if len(bodies) < 2:
-            raise ValueError(f"{what}: a spatial tendon needs at least 2 attachment points, got {len(bodies)}")
+            raise TypeError(f"{what}: path must be a sequence of TendonWrapSite, TendonWrapGeom, TendonWrapPulley or "
+                            "(body, point) entries")
+        entries = [self._tendon_entries(entry, f"{what}: path[{k}]") for k, entry in enumerate(path)]
+        _check_path([e[0][0] for e in entries], what)
+        flat = [x for e in entries for x in e]
+        kinds, bodies, points, axes, params = (list(c) for c in zip(*flat, strict=True))
         self._append_tendon(TendonType.SPATIAL, name, what, ([], [], bodies, points), stiffness=stiffness,
                             damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
                             limit_ke=limit_ke, limit_kd=limit_kd,
                             drive=(target_ke, target_kd, target_length, target_velocity, effort_limit),
-                            extras=dict(frictionloss=frictionloss, armature=armature, margin=margin))
+                            extras=dict(frictionloss=frictionloss, armature=armature, margin=margin),
+                            path=(kinds, axes, params))
         return self.tendon_count - 1
 
     # ------------------------------------------------------------------ helpers
-    def _tendon_point(self, entry, what: str) -> tuple[int, np.ndarray]:
-        if isinstance(entry, TendonWrapGeom | TendonWrapPulley):
-            raise NotImplementedError(f"{what}: {type(entry).__name__} (geometry wrapping and pulleys) is not "
-                                      "supported; route the tendon through sites")
+    def _tendon_entries(self, entry, what: str) -> list[tuple]:
+        """``[(kind, body, point, axis, param)]`` of one path entry (a geometry with a side site gives two)."""
+        zero = np.zeros(3)
+        if isinstance(entry, TendonWrapPulley):
+            return [(TendonPathKind.PULLEY, -1, zero, zero, as_float(entry.divisor, f"{what}: divisor",
+                                                                      positive=True))]
+        if isinstance(entry, TendonWrapGeom):
+            return self._tendon_geom(entry, what)
         if isinstance(entry, TendonWrapSite):
-            s = entry.site
-            if isinstance(s, bool) or not isinstance(s, int | np.integer) or not 0 <= int(s) < self.shape_count:
-                raise ValueError(f"{what}: site {s!r} is not a shape index (shape_count={self.shape_count})")
-            if not self.shape_cfg[int(s)].is_site:
-                raise ValueError(f"{what}: shape {self.shape_label[s]!r} is not a site (add it with add_site)")
-            return int(self.shape_body[s]), np.asarray(self.shape_transform[s][:3], np.float64).copy()
+            b, p = self._tendon_site(entry.site, what)
+            return [(TendonPathKind.SITE, b, p, zero, 0.0)]
         if not isinstance(entry, tuple | list) or len(entry) != 2:
-            raise TypeError(f"{what}: expected a TendonWrapSite or a (body, local_point) pair, got {entry!r}")
+            raise TypeError(f"{what}: expected a TendonWrapSite, TendonWrapGeom, TendonWrapPulley or a "
+                            f"(body, local_point) pair, got {entry!r}")
         self._check_body(entry[0], f"{what}: body", allow_world=True)
-        return int(entry[0]), as_vec3(entry[1], f"{what}: local_point")
+        return [(TendonPathKind.SITE, int(entry[0]), as_vec3(entry[1], f"{what}: local_point"), zero, 0.0)]
+
+    def _tendon_site(self, s, what: str) -> tuple[int, np.ndarray]:
+        if isinstance(s, bool) or not isinstance(s, int | np.integer) or not 0 <= int(s) < self.shape_count:
+            raise ValueError(f"{what}: site {s!r} is not a shape index (shape_count={self.shape_count})")
+        if not self.shape_cfg[int(s)].is_site:
+            raise ValueError(f"{what}: shape {self.shape_label[s]!r} is not a site (add it with add_site)")
+        return int(self.shape_body[s]), np.asarray(self.shape_transform[s][:3], np.float64).copy()
+
+    def _tendon_geom(self, entry: TendonWrapGeom, what: str) -> list[tuple]:
+        g = entry.geom
+        if isinstance(g, bool) or not isinstance(g, int | np.integer) or not 0 <= int(g) < self.shape_count:
+            raise ValueError(f"{what}: geom {g!r} is not a shape index (shape_count={self.shape_count})")
+        g = int(g)
+        kinds = {GeoType.SPHERE: TendonPathKind.SPHERE, GeoType.CYLINDER: TendonPathKind.CYLINDER}
+        if int(self.shape_type[g]) not in kinds:
+            raise NotImplementedError(f"{what}: wrapping around shape {self.shape_label[g]!r} of type "
+                                      f"{GeoType(self.shape_type[g]).name} is not supported (SPHERE or CYLINDER)")
+        kind = kinds[GeoType(int(self.shape_type[g]))]
+        body, xf = int(self.shape_body[g]), np.asarray(self.shape_transform[g], np.float64)
+        radius = float(self.shape_scale[g][0])
+        axis = np_quat_rotate(xf[3:], np.array([0.0, 0.0, 1.0])) if kind == TendonPathKind.CYLINDER else np.zeros(3)
+        out = [(kind, body, xf[:3].copy(), axis, radius)]
+        if entry.sidesite is None:
+            return out
+        sb, sp = self._tendon_site(entry.sidesite, f"{what}: sidesite")
+        if sb != body:
+            raise NotImplementedError(f"{what}: sidesite {self.shape_label[entry.sidesite]!r} is on another body than "
+                                      f"geom {self.shape_label[g]!r}; only side sites on the geometry's body are "
+                                      "supported")
+        if np.linalg.norm(sp - xf[:3]) < radius:
+            raise NotImplementedError(f"{what}: sidesite {self.shape_label[entry.sidesite]!r} is inside geom "
+                                      f"{self.shape_label[g]!r} (MuJoCo's inside wrapping is not supported)")
+        return [*out, (TendonPathKind.SIDE, sb, sp, np.zeros(3), 0.0)]
 
     def _append_tendon(self, kind: TendonType, name: str, what: str, entries: tuple, *, stiffness, damping,
-                       springlength, limited, limit_range, limit_ke, limit_kd, drive: tuple, extras: dict) -> None:
+                       springlength, limited, limit_range, limit_ke, limit_kd, drive: tuple, extras: dict,
+                       path: tuple = ([], [], [])) -> None:
         k = as_float(stiffness, f"{what}: stiffness", nonneg=True)
         d = as_float(damping, f"{what}: damping", nonneg=True)
         rest = _springlength(springlength, what)
@@ -230,6 +284,9 @@ class TendonBuilderMixin:
         self.tendon_joint_coefs.append(coefs)
         self.tendon_attachment_bodies.append(bodies)
         self.tendon_attachment_points.append(points)
+        self.tendon_attachment_kinds.append([int(x) for x in path[0]])
+        self.tendon_attachment_axes.append([np.asarray(a, np.float64) for a in path[1]])
+        self.tendon_attachment_params.append([float(x) for x in path[2]])
         self.tendon_stiffness.append(k)
         self.tendon_damping.append(d)
         self.tendon_springlength.append(rest)
@@ -258,17 +315,40 @@ class TendonBuilderMixin:
             bodies = [b + body_offset if b >= 0 else b for b in src.tendon_attachment_bodies[k]]
             points = [np_transform_mul(x, np.concatenate([p, _IDENTITY[3:]]))[:3] if b < 0 else p.copy()
                       for b, p in zip(src.tendon_attachment_bodies[k], src.tendon_attachment_points[k], strict=True)]
+            axes = [np_quat_rotate(x[3:], a) if b < 0 else a.copy()
+                    for b, a in zip(src.tendon_attachment_bodies[k], src.tendon_attachment_axes[k], strict=True)]
             self.tendon_type.append(src.tendon_type[k])
             self.tendon_joints.append([j + joint_offset for j in src.tendon_joints[k]])
             self.tendon_joint_coefs.append(list(src.tendon_joint_coefs[k]))
             self.tendon_attachment_bodies.append(bodies)
             self.tendon_attachment_points.append(points)
+            self.tendon_attachment_kinds.append(list(src.tendon_attachment_kinds[k]))
+            self.tendon_attachment_axes.append(axes)
+            self.tendon_attachment_params.append(list(src.tendon_attachment_params[k]))
             for name in ("stiffness", "damping", "limit_lower", "limit_upper", "limit_ke", "limit_kd", "target_ke",
                          "target_kd", "target_length", "target_velocity", "effort_limit", "frictionloss", "armature",
                          "margin"):
                 getattr(self, f"tendon_{name}").append(getattr(src, f"tendon_{name}")[k])
             self.tendon_springlength.append(src.tendon_springlength[k].copy())
             self.tendon_label.append(new)
+
+
+def _check_path(kinds: list[int], what: str) -> None:
+    """MuJoCo's path rules on the entry kinds (SITE, SPHERE/CYLINDER, PULLEY; a side site is not an entry)."""
+    site, pulley = TendonPathKind.SITE, TendonPathKind.PULLEY
+    n = len(kinds)
+    if sum(k == site for k in kinds) < 2:
+        raise ValueError(f"{what}: a spatial tendon needs at least 2 attachment points, got "
+                         f"{sum(k == site for k in kinds)}")
+    for i, k in enumerate(kinds):
+        prev = kinds[i - 1] if i > 0 else None
+        nxt = kinds[i + 1] if i + 1 < n else None
+        if k == pulley and (prev == pulley or nxt is None):
+            raise ValueError(f"{what}: path[{i}]: a pulley may not follow another pulley or end the path")
+        if k == site and prev in (None, pulley) and nxt in (None, pulley):
+            raise ValueError(f"{what}: path[{i}]: a point needs a neighbour that is not a pulley")
+        if k in (TendonPathKind.SPHERE, TendonPathKind.CYLINDER) and (prev != site or nxt != site):
+            raise ValueError(f"{what}: path[{i}]: a wrapping geometry must be between two points")
 
 
 def _pairs(joints, coefficients, what: str) -> list[tuple]:

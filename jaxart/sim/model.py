@@ -156,7 +156,11 @@ class Model:
         constraint_mimic_enabled: ``(nmimic,)`` the same for mimic constraints.
         tendon_joint_coef: ``(ntenjoint,)`` FIXED-tendon coefficients [m/rad or 1] (``L = Σ c q``).
         tendon_attachment_point: ``(nattach, 3)`` SPATIAL attachment points [m] in their body's frame
-            (world frame for body −1).
+            (world frame for body −1); the centre of a wrapping geometry, the side point, or zero for a pulley.
+        tendon_attachment_axis: ``(nattach, 3)`` cylinder axis of a CYLINDER path entry in its body's frame
+            (zeros for other entries).
+        tendon_attachment_param: ``(nattach,)`` radius [m] of a SPHERE/CYLINDER entry, divisor of a PULLEY
+            entry, 0 otherwise (:class:`~jaxart.sim.tendons.TendonPathKind`).
         tendon_stiffness: ``(nten,)`` spring stiffness [N/m of tendon length].
         tendon_damping: ``(nten,)`` damping [N·s/m].
         tendon_springlength: ``(nten, 2)`` spring dead band ``(low, high)`` [m] (equal: a rest length;
@@ -180,7 +184,7 @@ class Model:
             its fields (``equality_constraint_type/body1/body2/joint1/joint2/label``,
             ``constraint_mimic_joint0/joint1/label`` and the counts) read as ``model.<name>``.
         tendon: static tendon structure (:class:`~jaxart.sim.tendons.TendonTopology`); its fields
-            (``tendon_type/joint_start/joint/attachment_start/attachment_body/label/count``) read as
+            (``tendon_type/joint_start/joint/attachment_start/attachment_body/attachment_kind/label/count``) read as
             ``model.<name>``.
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
     """
@@ -233,6 +237,8 @@ class Model:
     constraint_mimic_enabled: jax.Array
     tendon_joint_coef: jax.Array
     tendon_attachment_point: jax.Array
+    tendon_attachment_axis: jax.Array
+    tendon_attachment_param: jax.Array
     tendon_stiffness: jax.Array
     tendon_damping: jax.Array
     tendon_springlength: jax.Array

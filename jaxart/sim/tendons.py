@@ -5,8 +5,10 @@ armature (an inertia of the length, MuJoCo's semantics):
 
 * FIXED (MuJoCo ``<fixed>``, PhysX fixed tendon): ``L = Σ_k c_k q(j_k)`` over scalar
   (REVOLUTE/PRISMATIC) joints, so ``∂L/∂q`` is the constant coefficient vector.
-* SPATIAL (MuJoCo ``<spatial>`` through sites, PhysX spatial tendon): ``L = Σ_i |p_{i+1} − p_i|``
-  over attachment points ``p_i`` fixed on bodies (or the world), in world coordinates.
+* SPATIAL (MuJoCo ``<spatial>``, PhysX spatial tendon): ``L = Σ_i |p_{i+1} − p_i|`` over attachment points
+  ``p_i`` fixed on bodies (or the world), in world coordinates; a segment between two points may wrap around a
+  sphere or cylinder (:mod:`jaxart.dynamics.tendon_wrap`), and a pulley starts a branch whose segment lengths are
+  divided by its divisor (MuJoCo's ``<pulley divisor=…>``). Each path entry has a :class:`TendonPathKind`.
 
 The integer/boolean/label fields are static (:class:`TendonTopology`, part of ``Model``'s aux data);
 coefficients, attachment points, gains, spring lengths and limits are traced ``Model`` leaves (see
@@ -30,6 +32,21 @@ class TendonType(enum.IntEnum):
     SPATIAL = 1
 
 
+class TendonPathKind(enum.IntEnum):
+    """Kinds of the entries of a spatial tendon's path (``tendon_attachment_kind``).
+
+    SITE: a point on the path. SPHERE / CYLINDER: a wrapping geometry between two SITE entries (point = centre,
+    ``tendon_attachment_axis`` = cylinder axis, ``tendon_attachment_param`` = radius). SIDE: the side point of the
+    geometry entry before it (on the same body). PULLEY: starts a branch (``tendon_attachment_param`` = divisor).
+    """
+
+    SITE = 0
+    SPHERE = 1
+    CYLINDER = 2
+    SIDE = 3
+    PULLEY = 4
+
+
 #: Static per-tendon fields exposed on ``Model`` as numpy arrays (labels as lists).
 TENDON_STATIC_FIELDS = (
     "tendon_type",
@@ -37,6 +54,7 @@ TENDON_STATIC_FIELDS = (
     "tendon_joint",
     "tendon_attachment_start",
     "tendon_attachment_body",
+    "tendon_attachment_kind",
     "tendon_label",
     "tendon_count",
 )
@@ -54,6 +72,7 @@ class TendonTopology(StaticRecord):
         tendon_attachment_start: ``(nten + 1,)`` start of each tendon's points in
             ``tendon_attachment_body`` (empty ranges for FIXED tendons).
         tendon_attachment_body: ``(nattach,)`` body of each SPATIAL attachment point, −1 = world.
+        tendon_attachment_kind: ``(nattach,)`` :class:`TendonPathKind` of each entry.
         tendon_label: ``nten`` names.
     """
 
@@ -62,6 +81,7 @@ class TendonTopology(StaticRecord):
     tendon_joint: StaticArray
     tendon_attachment_start: StaticArray
     tendon_attachment_body: StaticArray
+    tendon_attachment_kind: StaticArray
     tendon_label: tuple[str, ...]
 
     @property
@@ -95,11 +115,14 @@ def tendon_fields(builder, arr) -> dict:
         tendon_joint=static_ints(joints),
         tendon_attachment_start=_starts([len(bs) for bs in b.tendon_attachment_bodies]),
         tendon_attachment_body=static_ints(bodies),
+        tendon_attachment_kind=static_ints([k for ks in b.tendon_attachment_kinds for k in ks]),
         tendon_label=tuple(b.tendon_label),
     )
     return dict(
         tendon_joint_coef=arr([c for cs in b.tendon_joint_coefs for c in cs], (len(joints),)),
         tendon_attachment_point=arr([p for ps in b.tendon_attachment_points for p in ps], (len(bodies), 3)),
+        tendon_attachment_axis=arr([a for xs in b.tendon_attachment_axes for a in xs], (len(bodies), 3)),
+        tendon_attachment_param=arr([v for vs in b.tendon_attachment_params for v in vs], (len(bodies),)),
         tendon_stiffness=arr(b.tendon_stiffness, (nt,)),
         tendon_damping=arr(b.tendon_damping, (nt,)),
         tendon_springlength=arr(b.tendon_springlength, (nt, 2)),

@@ -13,9 +13,10 @@ entries.
   unwrapped to the nearest copy of a reference coordinate (the step-start ``joint_q``) so that ``L`` stays
   continuous past ±π. The two entries are equal and opposite: a generalised joint force ``c f`` acting on the
   child and its reaction on the parent.
-* SPATIAL ``L = Σ_i |p_{i+1} − p_i|``: one entry per attachment point, ``g_lin = u_{i−1} − u_i`` (unit segment
-  directions before/after the point, zero at the ends) and ``g_ang = (p − c) × g_lin``: the point forces
-  along the path segments of :func:`jaxart.dynamics.tendons.tendon_forces`.
+* SPATIAL (straight, wrapped and pulley segments, :mod:`jaxart.dynamics.tendon_path`): one entry per path
+  entry, ``g_lin = ∂L/∂p`` (for a straight path ``u_{i−1} − u_i``, the unit segment directions before/after the
+  point, zero at the ends) and ``g_ang = (p − c) × g_lin + a × ∂L/∂a`` (``a`` a wrapping cylinder's world axis):
+  the point forces and torques of :func:`jaxart.dynamics.tendons.tendon_forces`.
 
 ``SolverSemiImplicit`` applies the tendon forces explicitly (:func:`tendon_body_wrenches`): the limits with their
 margin (:func:`~jaxart.dynamics.tendons.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the smooth
@@ -33,15 +34,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.tendons import (
-    _points,
-    _segments,
-    tendon_actuator_forces,
-    tendon_friction,
-    tendon_scalar_forces,
-)
+from jaxart.dynamics.tendon_path import spatial_gradients
+from jaxart.dynamics.tendons import _points, tendon_actuator_forces, tendon_friction, tendon_scalar_forces
 from jaxart.math import quat_rotate, quat_twist_angle
-from jaxart.math.safe import safe_norm, safe_normalize
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
 from jaxart.solvers.maximal.sums import segment_sum
@@ -146,17 +141,12 @@ def tendon_entries(model, body_q: jnp.ndarray, q_ref: jnp.ndarray) -> TendonEntr
         length = length.at[lay.fixed_tendon].add(model.tendon_joint_coef * fixed_q)
         lin_parts.append(lin_f)
         ang_parts.append(ang_f)
-    a, b, seg_ten = _segments(model)
     if len(lay.point_body):
-        p, _, arm = _points(model, body_q, jnp.zeros_like(body_q[:, :6]))
-        g = jnp.zeros_like(p)
-        if seg_ten.size:
-            d = p[b] - p[a]
-            length = length.at[seg_ten].add(safe_norm(d, axis=-1))
-            u = safe_normalize(d, axis=-1)
-            g = g.at[a].add(-u).at[b].add(u)
+        p, _, arm, axis, _ = _points(model, body_q, jnp.zeros_like(body_q[:, :6]))
+        seg_len, g, g_rot = spatial_gradients(model, p, axis)
+        length = length + seg_len
         lin_parts.append(g)
-        ang_parts.append(jnp.cross(arm, g))
+        ang_parts.append(jnp.cross(arm, g) + g_rot)
     zero = jnp.zeros((1, 3), dtype)
     lin = jnp.concatenate([*lin_parts, zero])[lay.slot]
     ang = jnp.concatenate([*ang_parts, zero])[lay.slot]

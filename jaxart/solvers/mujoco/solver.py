@@ -38,7 +38,8 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
 DISTANCE joints         tree (world parent): free joint; tree or loop: finite distance limits →
                         a limited spatial tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
-tendons                 FIXED / SPATIAL → MuJoCo fixed / site tendons with stiffness, damping,
+tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
+                        cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength, range, frictionloss, armature and margin, and tendon
                         actuators (``Control.tendon_f`` → a motor, ``tendon_target_ke/kd`` →
                         position / velocity servos on the tendon)

@@ -3,7 +3,9 @@
 * FIXED → ``wrap_joint(joint, coef)`` per entry (the bridge's hinge/slide ``qpos0`` is 0, so
   MuJoCo's ``Σ coef·qpos`` equals jaxart's ``Σ c q``).
 * SPATIAL → one new site per attachment point (``<tendon label>__p<i>``, on the point's MuJoCo body, at
-  the point re-expressed in that body's MuJoCo frame) and ``wrap_site`` through them in order.
+  the point re-expressed in that body's MuJoCo frame) and ``wrap_site`` through them in order; a pulley →
+  ``wrap_pulley(divisor)``; a wrapping sphere / cylinder → a new massless, non-colliding geom ``<label>__g<i>`` of
+  the same radius and axis on that body and ``wrap_geom`` (with a new side site ``<label>__s<i>``).
 * ``stiffness``, ``damping``, ``springlength`` (already resolved by ``finalize``) are copied; a finite
   length range becomes ``limited`` with ``range``, and ``limit_ke > 0`` gives ``solref_limit = (−ke, −kd)``
   (direct stiffness/damping, as the bridge maps joint limits). MuJoCo's limit is a soft constraint
@@ -41,10 +43,12 @@ import mujoco
 import numpy as np
 
 from jaxart.sim.enums import JointType
-from jaxart.sim.tendons import TendonType
+from jaxart.sim.tendons import TendonPathKind, TendonType
+from jaxart.sim.validate import np_quat_between, np_quat_rotate, np_transform_inverse
 from jaxart.solvers.mujoco.equality import _Frames, _mj_joint
 from jaxart.solvers.mujoco.joints import DEFAULT_SOLREF
 from jaxart.solvers.mujoco.loops import anchor_site
+from jaxart.solvers.mujoco.shapes import wxyz
 
 _UNLIMITED = 1e10
 
@@ -68,9 +72,8 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         return
     fr = _Frames(h, body_joint, rec)
     jstart, astart = np.asarray(t.tendon_joint_start), np.asarray(t.tendon_attachment_start)
-    joints, bodies = np.asarray(t.tendon_joint), np.asarray(t.tendon_attachment_body)
+    joints = np.asarray(t.tendon_joint)
     coef = np.asarray(model.tendon_joint_coef, np.float64)
-    points = np.asarray(model.tendon_attachment_point, np.float64)
     p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
          for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
                    "target_ke", "target_kd", "target_length", "target_velocity", "effort_limit", "frictionloss",
@@ -100,12 +103,41 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
             for e in range(jstart[k], jstart[k + 1]):
                 ten.wrap_joint(_mj_joint(h, int(joints[e]), what), float(coef[e]))
             continue
-        for i, e in enumerate(range(astart[k], astart[k + 1])):
+        _add_path(spec, ten, h, fr, label, range(astart[k], astart[k + 1]), what)
+
+
+def _add_path(spec: mujoco.MjSpec, ten, h, fr, label: str, entries: range, what: str) -> None:
+    """The wrap objects of a spatial tendon (module docstring): sites, pulleys and massless non-colliding geoms."""
+    t, model = h.model.tendon, h.model
+    bodies, kinds = np.asarray(t.tendon_attachment_body), np.asarray(t.tendon_attachment_kind)
+    points = np.asarray(model.tendon_attachment_point, np.float64)
+    axes = np.asarray(model.tendon_attachment_axis, np.float64)
+    params = np.asarray(model.tendon_attachment_param, np.float64)
+
+    def site(e: int, name: str) -> str:
+        b = int(bodies[e])
+        body = spec.worldbody if b < 0 else spec.body(fr.name(b, what))
+        body.add_site(name=name, pos=fr.point(b, points[e]), size=[0.005, 0.0, 0.0])
+        return name
+
+    for i, e in enumerate(entries):
+        kind = int(kinds[e])
+        if kind == TendonPathKind.SITE:
+            ten.wrap_site(site(e, f"{label}__p{i}"))
+        elif kind == TendonPathKind.PULLEY:
+            ten.wrap_pulley(float(params[e]))
+        elif kind in (TendonPathKind.SPHERE, TendonPathKind.CYLINDER):
             b = int(bodies[e])
             body = spec.worldbody if b < 0 else spec.body(fr.name(b, what))
-            site = f"{label}__p{i}"
-            body.add_site(name=site, pos=fr.point(b, points[e]), size=[0.005, 0.0, 0.0])
-            ten.wrap_site(site)
+            off = fr.offset(b)
+            axis = np_quat_rotate(np_transform_inverse(off)[3:], axes[e]) if kind == TendonPathKind.CYLINDER else None
+            quat = [1.0, 0.0, 0.0, 0.0] if axis is None else wxyz(np_quat_between(np.array([0.0, 0.0, 1.0]), axis))
+            r = float(params[e])
+            geom = body.add_geom(name=f"{label}__g{i}", pos=fr.point(b, points[e]), quat=quat, size=[r, r, 0.0],
+                                 type=mujoco.mjtGeom.mjGEOM_SPHERE if axis is None else mujoco.mjtGeom.mjGEOM_CYLINDER)
+            geom.contype, geom.conaffinity, geom.density = 0, 0, 0.0
+            has_side = e + 1 < len(kinds) and int(kinds[e + 1]) == TendonPathKind.SIDE
+            ten.wrap_geom(geom.name, site(e + 1, f"{label}__s{i}") if has_side else "")
 
 
 def add_distance_tendons(spec: mujoco.MjSpec, h, fr) -> None:
@@ -190,5 +222,6 @@ def add_tendon_fixed(builder, joints, **kwargs) -> int:
 
 def add_tendon_spatial(builder, path, **kwargs) -> int:
     """Newton 1.8's ``newton.solvers.mujoco.add_tendon_spatial(builder, path, ...)``: forwards to
-    :meth:`jaxart.ModelBuilder.add_tendon_spatial` (``path`` of :class:`TendonWrapSite` entries)."""
+    :meth:`jaxart.ModelBuilder.add_tendon_spatial` (``path`` of ``TendonWrapSite`` / ``TendonWrapGeom`` /
+    ``TendonWrapPulley`` entries)."""
     return builder.add_tendon_spatial(path, **kwargs)
