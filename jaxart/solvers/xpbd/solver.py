@@ -38,7 +38,9 @@ equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the j
                                               ``enabled`` flags switch them at run time (no recompile)
 fixed/spatial tendons, tendon actuators     ✓ spring, damping and actuator drive as one compliant row
                                               per tendon (implicit, stable at any stiffness), length
-                                              limits as hard rows, ``tendon_f`` explicit
+                                              limits as hard rows, ``tendon_f`` explicit, a saturated
+                                              actuator (``tendon_effort_limit``, decided per step) a
+                                              clamped explicit force without its gains
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)
