@@ -25,6 +25,7 @@ jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
 DT = 5e-3
 LOOP = slice(1, 4)  # the loop DISTANCE joint's linear DOFs (the hinge is DOF 0)
+KD = np.array([1.0, 40.0, 2.0])  # unequal: the centripetal J̇q̇ (normal to the motion) then does work on the hinge
 
 
 @functools.lru_cache(maxsize=2)
@@ -38,12 +39,13 @@ def _spinning_pendulum(drive_type: str):
     for d in range(LOOP.start, LOOP.stop):
         b.joint_target_mode[d] = int(jaxart.JointTargetMode.POSITION_VELOCITY)
         b.joint_drive_type[d] = int(getattr(jaxart.JointDriveType, drive_type))
-        b.joint_dof["target_ke"][d], b.joint_dof["target_kd"][d] = 20.0, 40.0
+        b.joint_dof["target_ke"][d], b.joint_dof["target_kd"][d] = 20.0, KD[d - LOOP.start]
     b.joint_qd[0] = 6.0  # rad/s
     model = b.finalize(dtype=F64)
     return model.replace(joint_target_q=model.joint_target_q.at[1:4].set(jnp.array([-0.1, -0.2, -0.7])))
 
 
+@pytest.mark.slow  # compiles a step with loop axes and the evaluation (~2.5 min each on the loaded 2-core machine)
 @pytest.mark.parametrize("drive_type", ["FORCE", "ACCELERATION"])
 def test_loop_axis_solver_forces_balance_the_step(drive_type):
     model = _spinning_pendulum(drive_type)
@@ -59,4 +61,4 @@ def test_loop_axis_solver_forces_balance_the_step(drive_type):
     assert tau[0] == 0.0
     # the centripetal term J̇q̇ matters here: its implicit force on the hinge is far above the tolerance
     bias = np.asarray(loop_coordinates(model, st.joint_q, st.joint_qd, st.body_q, axes)[2])[:3]
-    assert abs(hinge @ (40.0 * DT * bias)) > 1e-2
+    assert abs(hinge @ (KD * DT * bias)) > 0.1
