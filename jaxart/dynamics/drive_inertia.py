@@ -104,7 +104,10 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
         r_diag = constraints.regularization * (s_diag + 1e-3 * mean + jnp.finfo(dtype).tiny ** 0.5) + (1.0 - on)
         gx = g_mat @ x.T  # (m, n_L)
         resp = resp - jnp.sum(gx * spd_solve(s + jnp.diag(r_diag), gx.T).T, axis=0)
-    return m_eff.at[axes.dofs].set(1.0 / resp)
+    # an axis the constrained system cannot move (zero response up to the rows' regularisation, e.g. a planar body's
+    # out-of-plane slide) gets m_L = 0: its acceleration drive exerts no force (1/0 made the step NaN)
+    moves = resp > jnp.sqrt(jnp.finfo(dtype).eps) * jnp.max(resp)
+    return m_eff.at[axes.dofs].set(jnp.where(moves, 1.0 / jnp.where(moves, resp, 1.0), 0.0))
 
 
 def reject_acceleration_drives(model, solver: str, *, joints: np.ndarray | None = None,

@@ -21,11 +21,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.drive_inertia import drive_inertia
+from jaxart.dynamics.constraint_rows import constraint_plan
+from jaxart.dynamics.dense_solve import Constraints
+from jaxart.dynamics.drive_inertia import drive_inertia, loop_drive_inertia
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces
 from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.loop_axes import loop_axis_plan, loop_axis_rates, loop_coordinates
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, link_net_wrenches
+from jaxart.kinematics.fk import base_bodies
 from jaxart.math import quat_rotate_inv, transform_mul, transform_point
 from jaxart.sim import checks
 from jaxart.sim.model import Control, State
@@ -97,10 +101,12 @@ def eval_joint_wrenches(model, state: State, joint_qdd, *, body_f=None, frame: s
         return jnp.concatenate([force, torque], axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("implicit", "friction_eps", "drive_limits_are_forces"))
+@functools.partial(jax.jit, static_argnames=("implicit", "friction_eps", "drive_limits_are_forces",
+                                             "constraint_regularization", "ignore_loop_joints"))
 def eval_joint_solver_forces(model, state: State, control: Control | None, joint_qd_next, dt, *,
                              implicit: bool = True, friction_eps: float = 1e-2,
-                             drive_limits_are_forces: bool = True) -> jax.Array:
+                             drive_limits_are_forces: bool = True, constraint_regularization: float | None = None,
+                             ignore_loop_joints: bool = False) -> jax.Array:
     """Per-DOF joint forces :class:`~jaxart.solvers.SolverFeatherstone` applied during one step.
 
     The drive (PD + ``joint_act``, clamped by ``joint_effort_limit``), limit, spring, damping and
@@ -115,7 +121,11 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
     ``a`` adds its reaction ``−a Jᵀ (J q̈ + J̇ q̇)`` (a force on the links: unlike ``joint_armature``,
     :func:`~jaxart.dynamics.eval_inverse_dynamics_force` does not count it as inertia). Same units and layout as
     ``Control.joint_f`` for scalar DOFs; BALL/FREE/DISTANCE entries are generalized forces in the parent-anchor
-    axes.
+    axes. Loop-closing joints' entries (:mod:`jaxart.dynamics.loop_axes`) are the forces along their free axes as
+    the step applied them: evaluated at the axes' coordinates measured from ``state`` with the axes' acceleration
+    ``J q̈ + J̇ q̇`` (``q̈`` of the tree DOFs; the ``J̇ q̇`` term is the rates' change along the motion), and
+    ACCELERATION drives on loop axes scaled by the constrained effective inertia
+    (:func:`~jaxart.dynamics.drive_inertia.loop_drive_inertia`).
 
     Args:
         model: The model.
@@ -126,6 +136,9 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
         implicit: The solver's ``drive == "implicit"``.
         friction_eps: The solver's ``friction_smoothing``.
         drive_limits_are_forces: The solver's ``drive_limits_are_forces``.
+        constraint_regularization: The solver's ``constraint_regularization`` (``None``: its default; read by
+            ACCELERATION drives on loop axes only).
+        ignore_loop_joints: The solver's ``ignore_loop_joints``.
 
     Returns:
         ``(joint_dof_count,)`` forces [N or N·m].
@@ -138,10 +151,14 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
         dtype = state.joint_q.dtype
         dt = jnp.asarray(dt, dtype)
         qdd = (jnp.asarray(joint_qd_next, dtype) - state.joint_qd) / dt
-        m_eff = drive_inertia(model, state.joint_q, state.body_q) if acceleration_dofs(model.topology).any() else None
-        f0, diag, dyad = joint_forces(model, control, state.joint_q, state.joint_qd, dt, implicit=implicit,
-                                      friction_eps=friction_eps, drive_inertia=m_eff,
-                                      limit_impulse=not drive_limits_are_forces)
+        q, qd = state.joint_q, state.joint_qd
+        m_eff = drive_inertia(model, q, state.body_q) if acceleration_dofs(model.topology).any() else None
+        axes = loop_axis_plan(model, ignore_loop_joints=ignore_loop_joints)
+        if axes.joints:  # static: the loop axes' measured coordinates, acceleration and drive inertia
+            q, qd, qdd, m_eff = _loop_axis_inputs(model, state, qdd, m_eff, axes, constraint_regularization,
+                                                  ignore_loop_joints)
+        f0, diag, dyad = joint_forces(model, control, q, qd, dt, implicit=implicit, friction_eps=friction_eps,
+                                      drive_inertia=m_eff, limit_impulse=not drive_limits_are_forces)
         f = f0 - diag * qdd
         if dyad is not None:  # DISTANCE-limit rows: f −= w (wᵀ q̈) over each joint's six DOFs
             idx = dof_static(model.topology).dist_d0[:, None] + np.arange(6)
@@ -149,6 +166,22 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
         if model.tendon.tendon_count:  # static
             f = f + _tendon_solver_forces(model, state, control, qdd, dt, implicit=implicit, friction_eps=friction_eps)
         return f
+
+
+def _loop_axis_inputs(model, state: State, qdd, m_eff, axes, regularization, ignore_loop_joints: bool):
+    """``(joint_q, joint_qd, qdd, m_eff)`` with the loop axes' entries as the step used them: coordinates and rates
+    measured from ``state``, accelerations ``J q̈ + J̇ q̇`` from the tree DOFs' ``q̈``, and (ACCELERATION drives on
+    loop axes) the constrained effective inertias (:func:`~jaxart.dynamics.drive_inertia.loop_drive_inertia`)."""
+    q, qd, bias = loop_coordinates(model, state.joint_q, state.joint_qd, state.body_q, axes)
+    acc = loop_axis_rates(model, state.joint_q, qdd, state.body_q, axes)  # J q̈ (J is linear in the velocities)
+    qdd = qdd.at[axes.dofs].set(acc + bias)
+    if m_eff is not None and acceleration_dofs(model.topology)[axes.dofs].any():
+        if regularization is None:  # SolverFeatherstone's default
+            regularization = 1e-10 if np.finfo(state.joint_q.dtype).bits >= 64 else 1e-6
+        cons = Constraints(constraint_plan(model, ignore_loop_joints=ignore_loop_joints), 1.0, float(regularization),
+                           axes)
+        m_eff = loop_drive_inertia(model, state.joint_q, state.body_q[base_bodies(model.schedule)], cons, m_eff)
+    return q, qd, qdd, m_eff
 
 
 def _tendon_solver_forces(model, state: State, control: Control, qdd, dt, *, implicit: bool,

@@ -50,7 +50,8 @@ from jaxart.math import quat_conjugate, quat_mul, quat_to_matrix, quat_twist_ang
 from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import JointTargetMode, JointType
 
-__all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rows", "loop_axis_terms", "loop_coordinates_from_base",
+__all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rates", "loop_axis_rows", "loop_axis_terms",
+           "loop_coordinates_from_base",
            "fold_loop_bias", "loop_state_plan", "loop_joint_state"]
 
 _UNLIMITED = 1e9
@@ -238,6 +239,20 @@ def loop_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
     q_dot = jax.jvp(lambda h: integrate_coords(model, joint_q, joint_qd, h), (zero,), (jnp.ones_like(zero),))[1]
     (rate, coords), (bias, _) = jax.jvp(rates, (joint_q,), (q_dot,))
     return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate), bias
+
+
+def loop_axis_rates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
+    """``(n_L,)`` rates ``J_L q̇`` of the loop axes at the configuration ``joint_q`` for the velocities ``joint_qd``
+    (tree entries read; linear in them, so ``joint_qd`` may be accelerations: ``J_L q̈``).
+
+    Args:
+        model: The model.
+        joint_q: ``(joint_coord_count,)`` coordinates.
+        joint_qd: ``(joint_dof_count,)`` velocities or accelerations.
+        body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
+        axes: :func:`loop_axis_plan` of the model.
+    """
+    return _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)[0]
 
 
 def _base_slots(model, base_q):

@@ -42,7 +42,9 @@ equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the j
 fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and actuator drive as one compliant
                                               row per tendon (implicit, stable at any stiffness), Coulomb
                                               friction as a clamped row, length limits (with their margin)
-                                              as hard rows, ``tendon_f`` explicit
+                                              as hard rows, ``tendon_f`` explicit, a saturated actuator
+                                              (``tendon_effort_limit``, decided per step) a clamped explicit
+                                              force without its gains
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)

@@ -24,7 +24,12 @@ projection, after the joint and equality rows:
 * **limit row** (hard, zero compliance): ``C = L − clip(L, lower + margin, upper − margin)`` projected to zero
   when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendons.tendon_limit_bounds`;
   ``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
-  ``tendon_effort_limit`` is not modelled (as joint effort limits in XPBD): the drive row is not clamped.
+* **effort limit** ``tendon_effort_limit`` bounds the actuator force as in ``SolverFeatherstone``'s implicit
+  actuator (:mod:`jaxart.dynamics.tendons`): the actuator's force at the step start with the look-ahead,
+  ``f* = tendon_f + ke (L* − L₀ − dt L̇₀) + kd (L̇* − L̇₀)``, decides once per step; while ``|f*|`` exceeds the
+  limit the actuator is the constant force ``clip(f*, ±limit)``, applied explicitly like ``tendon_f``, and its
+  gains ``ke, kd`` leave the compliant row (a saturated drive adds no stiffness). Unsaturated, the row is the one
+  above (the limit does not bound the drive part of the row's force within the step, as in SolverFeatherstone).
 
 ``Control.tendon_f`` is an explicit force: its body wrenches join the prediction's external forces. The rows
 of different tendons are solved together (Jacobi); the generalised inverse mass ``w = J M⁻¹ Jᵀ`` of a row
@@ -53,7 +58,8 @@ class TendonRows(NamedTuple):
         target: ``(T,)`` compliant-row target length ``L̃`` [m].
         stiffness: ``(T,)`` compliant-row stiffness ``k`` [N/m] (0: no row).
         lower, upper: ``(T,)`` length limits [m], shrunk by the margins.
-        force: ``(body_count, 6)`` body wrenches of ``Control.tendon_f`` (explicit, in the prediction).
+        force: ``(body_count, 6)`` body wrenches of ``Control.tendon_f`` and of saturated actuators (explicit, in
+            the prediction).
         length0: ``(T,)`` step-start lengths [m] (the friction row's target).
         friction: ``(T,)`` bound ``μ dt²`` of the friction row's multiplier.
     """
@@ -78,12 +84,19 @@ def tendon_rows(model, state, control, dt) -> TendonRows:
     ent = tendon_entries(model, state.body_q, state.joint_q)
     length0 = ent.length
     f_act, target_len, target_vel = tendon_controls(model, control)
+    f_act = f_act.astype(length0.dtype)
     low, high = model.tendon_springlength[:, 0], model.tendon_springlength[:, 1]
     k_s = jnp.where((length0 > high) | (length0 < low), model.tendon_stiffness, 0.0)
     rest = jnp.clip(length0, low, high)
     ke, kd, d = model.tendon_target_ke, model.tendon_target_kd, model.tendon_damping
-    inertia = model.tendon_armature / (dt * dt)
+    # effort limit (module docstring): a saturated actuator is its clamped look-ahead force, without its gains
     speed0 = tendon_speeds(ent, state.body_qd)
+    ahead = f_act + ke * (target_len - length0 - dt * speed0) + kd * (target_vel - speed0)
+    limit = model.tendon_effort_limit
+    saturated = jnp.abs(ahead) > limit
+    f_act = jnp.where(saturated, jnp.clip(ahead, -limit, limit), f_act)
+    ke, kd = jnp.where(saturated, 0.0, ke), jnp.where(saturated, 0.0, kd)
+    inertia = model.tendon_armature / (dt * dt)
     k = k_s + ke + (d + kd) / dt + inertia
     num = (k_s * rest + ke * target_len + d / dt * length0 + kd / dt * (length0 + target_vel * dt)
            + inertia * (length0 + speed0 * dt))
