@@ -21,17 +21,11 @@ import time
 
 import jax
 import numpy as np
+from brax_setup import load_trainers
 
 
 def _ppo():
-    try:
-        from brax.training.agents.ppo import networks as ppo_networks
-        from brax.training.agents.ppo import train as ppo
-    except ImportError as e:
-        raise SystemExit(f'quadruped_vs_mjx: needs brax ({e}); pip install "jaxart[rl]"') from None
-    if not hasattr(jax, "device_put_replicated"):
-        raise SystemExit(f"quadruped_vs_mjx: brax 0.14.2 needs jax<0.10 (found jax {jax.__version__}); "
-                         'pip install "jaxart[rl]" pins it')
+    ppo, _, ppo_networks = load_trainers("quadruped_vs_mjx")
     return ppo, ppo_networks
 
 

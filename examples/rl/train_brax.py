@@ -22,23 +22,12 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-
-
-def _trainers():
-    try:
-        from brax.training.agents.apg import train as apg
-        from brax.training.agents.ppo import train as ppo
-    except ImportError as e:
-        raise SystemExit(f'train_brax: needs brax ({e}); pip install "jaxart[rl]"') from None
-    if not hasattr(jax, "device_put_replicated"):
-        raise SystemExit(f"train_brax: brax 0.14.2 needs jax<0.10 (found jax {jax.__version__}); "
-                         'pip install "jaxart[rl]" pins it')
-    return ppo, apg
+from brax_setup import load_trainers  # noqa: E402
 
 
 def train(env, *, quick: bool, episode_length: int) -> dict:
     """Run PPO then APG; return their curves ``[(env_steps, wall_s, eval_reward), ...]`` and policies."""
-    ppo, apg = _trainers()
+    ppo, apg, _ = load_trainers("train_brax")
     evals = 4 if quick else 10
     # APG: whole-episode-scale horizons (100 env steps = 2 s) so the gradient sees the swing-up pay off.
     apg_cfg = {"num_envs": 16 if quick else 64, "policy_updates": 20 if quick else 100,
