@@ -45,8 +45,7 @@ def _spinning_pendulum(drive_type: str):
     return model.replace(joint_target_q=model.joint_target_q.at[1:4].set(jnp.array([-0.1, -0.2, -0.7])))
 
 
-@pytest.mark.slow  # compiles a step with loop axes and the evaluation (~2.5 min each on the loaded 2-core machine)
-@pytest.mark.parametrize("drive_type", ["FORCE", "ACCELERATION"])
+@pytest.mark.parametrize("drive_type", [pytest.param("FORCE", marks=pytest.mark.slow), "ACCELERATION"])
 def test_loop_axis_solver_forces_balance_the_step(drive_type):
     model = _spinning_pendulum(drive_type)
     st = jaxart.eval_fk(model, model.joint_q.at[0].set(0.4), model.joint_qd, model.state())
