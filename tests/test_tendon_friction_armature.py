@@ -284,3 +284,35 @@ def test_xpbd_friction_row_and_armature_closed_form():
     no_arm = _with(model, armature=[0.0], frictionloss=[5.0])
     assert abs(float(step(no_arm, 8.0))) < 1e-9  # F/c = 4 < μ = 5: held
     np.testing.assert_allclose(step(no_arm, 16.0), dt * (16.0 - c * 5.0) / m, rtol=1e-6)
+
+
+@jax.jit
+def _dynamics(model, q, qd, qdd):
+    """Mass matrix, inverse dynamics of ``qdd``, forward dynamics and the passive terms at ``(q, q̇)``."""
+    st = jaxart.eval_fk(model, q, qd, model.state())
+    return (jaxart.eval_mass_matrix(model, st)[0], jaxart.eval_inverse_dynamics_force(model, st, qdd),
+            jaxart.eval_forward_dynamics(model, st), jaxart.eval_inverse_dynamics_passive(model, st))
+
+
+def test_mass_matrix_and_inverse_dynamics_hold_tendon_armature_as_mujoco_c():
+    """``eval_mass_matrix`` is MuJoCo's ``qM`` (``mj_fullM``) with ``Σ a JᵀJ``; ``eval_inverse_dynamics_force`` is
+    ``mj_inverse``'s ``qfrc_inverse`` (with ``a Jᵀ (J q̈ + J̇q̇)``); ``eval_forward_dynamics`` is ``qacc`` and inverts
+    it; the passive split ``M q̈ + C q̇ + g`` reproduces the inverse dynamics."""
+    model = _with(_arm(), armature=[0.4, 0.8])
+    mj = jaxart.solvers.SolverMuJoCo(model)
+    perm = mj.layout.v_dst[np.argsort(mj.layout.v_src)]
+    rng = np.random.default_rng(5)
+    for q, qd in _states():
+        qdd = rng.uniform(-2.0, 2.0, 2)
+        h, tau, acc, (h2, g, c) = _dynamics(model, jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+        d = _mj_data(mj, q, qd)
+        full = np.zeros((mj.mj_model.nv, mj.mj_model.nv))
+        mujoco.mj_fullM(mj.mj_model, d, full)
+        np.testing.assert_allclose(h, full[np.ix_(perm, perm)], atol=1e-10)
+        np.testing.assert_allclose(acc, np.asarray(d.qacc)[perm], atol=1e-9)
+        d.qacc[perm] = qdd
+        mujoco.mj_inverse(mj.mj_model, d)
+        np.testing.assert_allclose(tau, np.asarray(d.qfrc_inverse)[perm], atol=1e-9)
+        np.testing.assert_allclose(h2[0] @ qdd + c + g, tau, atol=1e-9)
+    plain = _dynamics(_arm(), jnp.asarray(q), jnp.asarray(qd), jnp.asarray(qdd))
+    assert np.abs(np.asarray(plain[0] - h)).max() > 0.1  # the armature is not small

@@ -5,8 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxart.dynamics.aba import aba_accelerations
+from jaxart.dynamics.aba import aba_accelerations, dense_from_base
 from jaxart.dynamics.dense_solve import solve_blocks
+from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
 from jaxart.sim import checks
 from jaxart.sim.model import Control, State
 
@@ -18,7 +19,8 @@ def eval_forward_dynamics(model, state: State, control: Control | None = None) -
     """Joint accelerations under ``joint_f``, ``state.body_f``, gravity and velocity products.
 
     Joint drives, limits, passive springs/damping and friction are excluded (as PhysX's
-    ``computeJointAcceleration``); armature is included. Kinematic bodies' DOFs get ``q̈ = 0``.
+    ``computeJointAcceleration``); joint and tendon armature are included (the tendons' ``a JᵀJ`` and
+    ``a Jᵀ J̇q̇``, as MuJoCo; models with tendons take the dense solve). Kinematic bodies' DOFs get ``q̈ = 0``.
     Under ``vmap`` the O(n) articulated-body algorithm runs batch-minor; single worlds and
     derivatives use CRBA + RNEA and a dense Cholesky (see :mod:`jaxart.dynamics.aba`).
 
@@ -36,5 +38,10 @@ def eval_forward_dynamics(model, state: State, control: Control | None = None) -
         nd = model.joint_dof_count
         zeros = jnp.zeros((nd,), state.joint_q.dtype)
         joint_f = zeros if control is None else control.joint_f
+        if model.tendon.tendon_count:  # static: the tendons' armature couples DOFs (rank-one rows, dense solve)
+            jac, bias = tendon_jacobian_rate(model, state.joint_q, state.joint_qd, state.body_q)
+            arm = model.tendon_armature.astype(jac.dtype)
+            return dense_from_base(model, state.joint_q, state.joint_qd, state.body_q, joint_f, -jac.T @ (arm * bias),
+                                   model.joint_armature, state.body_f, lowrank=(jac, arm))
         return aba_accelerations(model, state.joint_q, state.joint_qd, state.body_q, joint_f, zeros,
                                  model.joint_armature, state.body_f)

@@ -36,6 +36,21 @@ def block_armature(model, lay: DynamicsLayout) -> jnp.ndarray:
     return arm[lay.dof_index]
 
 
+def tendon_armature_blocks(model, lay: DynamicsLayout, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarray:
+    """``(A, D, D)`` tendon armature ``Σ_t a_t J_tᵀ J_t`` (MuJoCo's tendon term of ``qM``) per articulation block.
+
+    A tendon spanning two articulations also couples their blocks; those off-diagonal blocks have no place in the
+    per-articulation layout and are left out (the solvers and :func:`~jaxart.eval_forward_dynamics` apply them).
+    """
+    from jaxart.dynamics.tendon_terms import tendon_jacobian
+
+    if not model.tendon.tendon_count:  # static
+        return jnp.zeros((*lay.dof_index.shape, lay.max_dofs), joint_q.dtype)
+    jac = tendon_jacobian(model, joint_q, body_q)
+    ext = jnp.concatenate([jac, jnp.zeros((jac.shape[0], 1), jac.dtype)], axis=1)[:, lay.dof_index]  # (T, A, D)
+    return jnp.einsum("t,tai,taj->aij", model.tendon_armature.astype(jac.dtype), ext, ext)
+
+
 @functools.partial(jax.jit, static_argnames=('include_armature',))
 def eval_mass_matrix(model, state: State, mask=None, *, include_armature: bool = True) -> jnp.ndarray:
     """Generalized mass matrix of every articulation (Newton's ``eval_mass_matrix``).
@@ -49,7 +64,8 @@ def eval_mass_matrix(model, state: State, mask=None, *, include_armature: bool =
         model: The model.
         state: The state.
         mask: Optional ``(articulation_count,)`` booleans.
-        include_armature: Add ``joint_armature`` to the diagonal.
+        include_armature: Add ``joint_armature`` to the diagonal and the tendons' armature ``Σ a JᵀJ``
+            (:func:`tendon_armature_blocks`; MuJoCo's ``qM`` holds both).
 
     Returns:
         ``(articulation_count, max_dofs, max_dofs)`` array.
@@ -61,4 +77,5 @@ def eval_mass_matrix(model, state: State, mask=None, *, include_armature: bool =
         h = crba(terms, lay)
         if include_armature:
             h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * block_armature(model, lay)[:, None, :]
+            h = h + tendon_armature_blocks(model, lay, state.joint_q, state.body_q)
         return _apply_mask(model, h, mask)

@@ -334,7 +334,8 @@ def tendon_stable_step(model: Model):
                      for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper",
                                "target_ke", "target_kd", "armature")]
             state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
-            h = np.asarray(eval_mass_matrix(model, state, include_armature=True))
+            no_arm = model.replace(tendon_armature=jnp.zeros_like(model.tendon_armature))  # ``a`` enters below
+            h = np.asarray(eval_mass_matrix(no_arm, state, include_armature=True))
 
             def speed(qd):
                 s = eval_fk(model, state.joint_q, qd, state)
