@@ -119,12 +119,12 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
     fixed and spatial) add their generalized forces ``Σ_t J_tᵀ f_t'`` at the end of the step, ``f' = f − K dt L̇ −
     w J q̈`` as the step applies them (:func:`~jaxart.dynamics.tendons.tendon_step_loads`), less the tendons'
     armature: like ``joint_armature`` it is inertia, counted by :func:`~jaxart.dynamics.eval_inverse_dynamics_force`
-    (MuJoCo's ``qM``), so the solver forces balance the inverse dynamics of the step's acceleration. Same units and layout as
-    ``Control.joint_f`` for scalar DOFs; BALL/FREE/DISTANCE entries are generalized forces in the parent-anchor
-    axes. Loop-closing joints' entries (:mod:`jaxart.dynamics.loop_axes`) are the forces along their free axes as
-    the step applied them: evaluated at the axes' coordinates measured from ``state`` with the axes' acceleration
-    ``J q̈ + J̇ q̇`` (``q̈`` of the tree DOFs; the ``J̇ q̇`` term is the rates' change along the motion), and
-    ACCELERATION drives on loop axes scaled by the constrained effective inertia
+    (MuJoCo's ``qM``), so the solver forces balance the inverse dynamics of the step's acceleration. Same units
+    and layout as ``Control.joint_f`` for scalar DOFs; BALL/FREE/DISTANCE entries are generalized forces in the
+    parent-anchor axes. Loop-closing joints' entries (:mod:`jaxart.dynamics.loop_axes`) are the forces along
+    their free axes as the step applied them: evaluated at the axes' coordinates measured from ``state`` with the
+    axes' acceleration ``J q̈ + J̇ q̇`` (``q̈`` of the tree DOFs; the ``J̇ q̇`` term is the rates' change along the
+    motion), and ACCELERATION drives on loop axes scaled by the constrained effective inertia
     (:func:`~jaxart.dynamics.drive_inertia.loop_drive_inertia`).
 
     Args:
