@@ -238,9 +238,9 @@ def test_builder_validation_merge_and_mjcf_import():
     np.testing.assert_allclose(m.tendon_margin, [0.05, 0.0])
 
 
-def test_semi_implicit_friction_wrenches_and_armature_rejected():
-    """``SolverSemiImplicit``: the tendon friction's body wrenches are the generalized force ``Jᵀ (−μ tanh(L̇/ε))``;
-    a non-zero armature raises naming the tendon."""
+def test_semi_implicit_friction_wrenches():
+    """``SolverSemiImplicit``: the tendon friction's body wrenches are the generalized force ``Jᵀ (−μ tanh(L̇/ε))``
+    (its armature: ``test_semi_implicit_tendon_armature.py``)."""
     from jaxart.solvers.maximal.tendons import TENDON_FRICTION_EPS, tendon_body_wrenches
 
     mu = np.array([1.5, 2.5])
@@ -254,8 +254,6 @@ def test_semi_implicit_friction_wrenches_and_armature_rejected():
     _, rate, _, jac, _, _ = (np.asarray(x) for x in _probe(model, q, qd))
     assert np.abs(np.tanh(rate / TENDON_FRICTION_EPS)).min() < 0.99  # inside the smooth zone
     np.testing.assert_allclose(tau, jac.T @ (-mu * np.tanh(rate / TENDON_FRICTION_EPS)), atol=1e-10)
-    with pytest.raises(NotImplementedError, match="'spatial'"):
-        jaxart.solvers.SolverSemiImplicit(_with(_arm(), armature=[0.0, 0.3]))
 
 
 def _slider(**tendon) -> jaxart.Model:

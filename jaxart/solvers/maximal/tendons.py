@@ -21,8 +21,9 @@ entries.
 ``SolverSemiImplicit`` applies the tendon forces explicitly (:func:`tendon_body_wrenches`): the limits with their
 margin (:func:`~jaxart.dynamics.tendons.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the smooth
 Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
-stable for ``dt < 2 m ε/μ`` with ``m`` the effective mass along the tendon). Tendon armature (a coupling of the
-bodies' inertias along the tendon) is not modelled by the explicit solver: :func:`reject_tendon_armature` raises.
+stable for ``dt < 2 m ε/μ`` with ``m`` the effective mass along the tendon). Its tendon armature (a coupling of
+the bodies' inertias along the tendon) is the small system of :mod:`jaxart.solvers.semi_implicit.tendon_armature`
+over the same entries.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,7 +41,7 @@ from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
 from jaxart.solvers.maximal.sums import segment_sum
 
-__all__ = ["TENDON_FRICTION_EPS", "TendonEntries", "TendonLayout", "reject_tendon_armature", "tendon_body_wrenches",
+__all__ = ["TENDON_FRICTION_EPS", "TendonEntries", "TendonLayout", "tendon_body_wrenches",
            "tendon_entries", "tendon_layout", "tendon_speeds", "tendon_wrenches"]
 
 #: Velocity scale ``ε`` [m/s] of the smooth tendon friction in ``SolverSemiImplicit`` (``SolverFeatherstone``'s
@@ -191,22 +191,6 @@ def tendon_wrenches(entries: TendonEntries, force: jnp.ndarray, body_count: int)
     f = force[:, None, None]
     w = jnp.concatenate([f * entries.lin, f * entries.ang], -1).reshape(-1, 6)
     return segment_sum(w, entries.bodies.reshape(-1), body_count)
-
-
-def reject_tendon_armature(model, solver: str) -> None:
-    """Raise ``NotImplementedError`` naming the tendons with a non-zero ``tendon_armature`` (concrete models only;
-    a traced model is not checked)."""
-    if not model.tendon.tendon_count:
-        return
-    try:
-        armature = np.asarray(model.tendon_armature)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return  # a traced model (e.g. a solver built under jit): nothing to check statically
-    bad = [model.tendon.tendon_label[k] for k in np.flatnonzero(armature != 0.0)]
-    if bad:
-        raise NotImplementedError(f"{solver}: tendon armature (tendon_armature != 0 on tendons {bad}) is not "
-                                  "modelled by this solver; use SolverFeatherstone, SolverXPBD or SolverMuJoCo, "
-                                  "or set it to 0")
 
 
 def tendon_body_wrenches(model, state, control) -> jnp.ndarray:

@@ -33,7 +33,9 @@ fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penal
                                               smooth friction ``tendon_frictionloss`` and actuator
                                               (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendons`
                                               as body wrenches (:mod:`jaxart.solvers.maximal.tendons`)
-``tendon_armature``                         ✗ (NotImplementedError naming the tendons)
+``tendon_armature``                         ✓ the armature force ``−a L̈`` of the step's accelerations: a
+                                              small system over the tendons with armature couples the
+                                              bodies along them (:mod:`.tendon_armature`)
 equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
@@ -61,8 +63,9 @@ from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
-from jaxart.solvers.maximal.tendons import reject_tendon_armature, tendon_body_wrenches
+from jaxart.solvers.maximal.tendons import tendon_body_wrenches
 from jaxart.solvers.semi_implicit.equality import equality_wrenches
+from jaxart.solvers.semi_implicit.tendon_armature import armature_tendons, tendon_armature_wrenches
 from jaxart.solvers.stability import attachment_stable_step, contact_stable_step, warn_if_unstable
 
 
@@ -72,6 +75,10 @@ class SolverSemiImplicit(SolverBase):
 
     The solver is a pytree (the model is its only leaf): ``jax.jit(lambda s, x, c: s.step(x, None,
     c, dt))`` and ``vmap`` over states or randomised models work.
+
+    The tendons with a non-zero ``tendon_armature`` are read from the model at construction (static: a model
+    without armature steps without its solve); a solver built from a traced model (under ``jit``/``vmap``)
+    includes every tendon. A concrete model stepped outside ``jit`` is read again at every step.
 
     Args:
         model: The model.
@@ -85,10 +92,10 @@ class SolverSemiImplicit(SolverBase):
 
     Raises:
         ValueError: A non-finite or negative option.
-        NotImplementedError: ACCELERATION drives, or tendons with a non-zero ``tendon_armature``.
     """
 
-    _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing')
+    _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing',
+                'armature_tendons')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, joint_attach_ke: float = 1.0e4,
@@ -102,8 +109,8 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
-        reject_tendon_armature(model, "SolverSemiImplicit")
         self.model = model
+        self.armature_tendons = armature_tendons(model)
         self.angular_damping = float(angular_damping)
         self.joint_attach_ke = float(joint_attach_ke)
         self.joint_attach_kd = float(joint_attach_kd)
@@ -130,16 +137,25 @@ class SolverSemiImplicit(SolverBase):
         for what, estimate in getattr(self, "_limits", {}).items():
             if what != "penalty contact" or contacts is not None:
                 warn_if_unstable(self, dt, estimate, what)
+        tendons = armature_tendons(self.model)  # concrete: this model's own (e.g. its armature was replaced)
         return semi_implicit_step(self.model, state_in, control, contacts, dt, angular_damping=self.angular_damping,
                                   attach_ke=self.joint_attach_ke, attach_kd=self.joint_attach_kd,
-                                  contact_smoothing=self.contact_smoothing)
+                                  contact_smoothing=self.contact_smoothing,
+                                  armature_tendons=self.armature_tendons if tendons is None else tendons)
 
 
-@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "attach_ke", "attach_kd", "contact_smoothing"))
+@functools.partial(checkpointed_jit, static_argnames=("angular_damping", "attach_ke", "attach_kd", "contact_smoothing",
+                                                      "armature_tendons"))
 def semi_implicit_step(model: Model, state: State, control: Control | None, contacts, dt, *,
                        angular_damping: float = 0.05, attach_ke: float = 1.0e4, attach_kd: float = 1.0e2,
-                       contact_smoothing: float | None = None) -> State:
-    """One pure semi-implicit step (see :class:`SolverSemiImplicit`)."""
+                       contact_smoothing: float | None = None,
+                       armature_tendons: tuple[int, ...] | None = None) -> State:
+    """One pure semi-implicit step (see :class:`SolverSemiImplicit`).
+
+    ``armature_tendons``: static indices of the tendons whose ``tendon_armature`` takes part
+    (:func:`~jaxart.solvers.semi_implicit.tendon_armature.armature_tendons`); ``None``, all tendons (correct for
+    any model), ``()`` none.
+    """
     with jax.named_scope("jaxart.semi_implicit_step"):
         control = model.control() if control is None else control
         dtype = state.body_q.dtype
@@ -151,6 +167,8 @@ def semi_implicit_step(model: Model, state: State, control: Control | None, cont
         f = f + equality_wrenches(model, state, attach_ke=attach_ke, attach_kd=attach_kd)
         if contacts is not None:
             f = f + contact_body_wrenches(model, state, contacts, smooth=contact_smoothing)
+        if armature_tendons is None or armature_tendons:
+            f = f + tendon_armature_wrenches(model, state, f, armature_tendons)
         body_q, body_qd = integrate_bodies(model, state.body_q, state.body_qd, f, dt, angular_damping=angular_damping)
         new = state.replace(body_q=body_q, body_qd=body_qd)
         joint_q, joint_qd = eval_ik(model, new)
