@@ -59,7 +59,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
 from jaxart.solvers.mujoco.equality import _Frames, add_equalities, loop_joints
 from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
-from jaxart.solvers.mujoco.joints import add_actuators, add_joints
+from jaxart.solvers.mujoco.joints import add_actuators, add_joints, free_as_slides
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.loops import add_aux_bodies
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
@@ -185,12 +185,6 @@ def _check_joints(h: _Host) -> None:
             continue  # loop-closing (or orphan) joints: mujoco_equality.loop_joints
         if not enabled[j]:
             raise NotImplementedError(f"{what} is disabled; MuJoCo has no disabled joints")
-        if int(h.jtype[j]) == JointType.FREE and h.parent[j] >= 0:
-            raise ValueError(f"{what}: MuJoCo free joints need the world as parent, got body "
-                             f"{h.body_label[h.parent[j]]!r}")
-        if int(h.jtype[j]) == JointType.DISTANCE and h.parent[j] >= 0:
-            raise NotImplementedError(f"{what}: a tree DISTANCE joint maps to a MuJoCo free joint, which needs the "
-                                      f"world as parent, got body {h.body_label[h.parent[j]]!r}")
 
 
 def _tree_order(h: _Host):
@@ -264,7 +258,7 @@ def _mj_frames(h: _Host, order: list[int], body_joint: dict) -> dict[int, np.nda
             continue
         p = int(h.parent[j])
         anchor = np_transform_mul(_IDENT if p < 0 else body_world[p], h.joint_X_p[j])
-        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE):
+        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE) and not free_as_slides(h, j):
             qs = int(h.q_start[j])
             anchor = np_transform_mul(anchor, h.joint_q[qs:qs + 7])
         frames[b] = anchor

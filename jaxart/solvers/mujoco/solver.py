@@ -277,7 +277,7 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
         qvel=joint_qd_to_qvel(layout, jq, jqd),
         ctrl=tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
                                                  control.joint_target_qd.astype(ft)), control),
-        qfrc_applied=joint_f_to_qfrc(layout, jq, force),
+        qfrc_applied=joint_f_to_qfrc(layout, jq, force, state.body_q.astype(ft)),
         xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
         eq_active=eq_active(layout, model, data0.eq_active),
     )
@@ -308,6 +308,8 @@ def _acceleration_actuators(model: Model, layout: MjLayout):
             coord_dof[qs[j]:qs[j] + n] = ds[j] + np.arange(n)
         elif jtype[j] == JointType.BALL:
             coord_dof[qs[j]] = ds[j]  # first DOF of the BALL joint whose quaternion starts here
+        elif jtype[j] in (JointType.FREE, JointType.DISTANCE):  # slide-mapped: slides, then the ball quaternion
+            coord_dof[qs[j]:qs[j] + 4] = ds[j] + np.arange(4)
     pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src, strict=True)]
     pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src, strict=True)]
     pairs += [(int(a), int(coord_dof[src[0]] + k))
