@@ -53,7 +53,7 @@ def mj_qdd(model, q, qd, control):
     d.qpos[:] = joint_q_to_qpos(lay, q)
     d.qvel[:] = joint_qd_to_qvel(lay, q, qd)
     d.ctrl[:] = control_to_ctrl(lay, control.joint_target_q, control.joint_target_qd)
-    d.qfrc_applied[:] = joint_f_to_qfrc(lay, q, control.joint_f, st.body_q)
+    d.qfrc_applied[:] = joint_f_to_qfrc(lay, q, control.joint_f, st.body_q, control.joint_act)
     mujoco.mj_forward(mj, d)
     return np.asarray(qvel_to_joint_qd(lay, d.qpos, d.qacc, model.joint_dof_count))
 
@@ -170,8 +170,10 @@ def test_free_joint_below_a_body_kinematics(bob_model):
 
 def test_free_joint_below_a_body_dynamics_with_damping_armature_and_joint_f(bob_model):
     """Damping and armature act on the COM velocity and ω, so they map for any COM; ``joint_f`` is a world wrench
-    at the child COM with the reaction on the parent (a joint-space force)."""
-    ctrl = bob_model.control().replace(joint_f=jnp.array([0.4, 1.5, -2.0, 0.7, 0.3, -0.8, 0.5]))
+    at the child COM with the reaction on the parent (a joint-space force), ``joint_act`` a generalized force in the
+    parent-anchor frame."""
+    ctrl = bob_model.control().replace(joint_f=jnp.array([0.4, 1.5, -2.0, 0.7, 0.3, -0.8, 0.5]),
+                                       joint_act=jnp.array([0.2, -0.6, 0.9, 0.4, -0.3, 0.5, 0.2]))
     assert_qdd_match(bob_model, Q_BOB, QD_BOB, ctrl)
     solver = SolverFeatherstone(bob_model, angular_damping=0.0, drive="explicit")
     s1 = jax.jit(lambda s: solver.step(s, ctrl, None, DT))(jaxart.eval_fk(bob_model, Q_BOB, QD_BOB, bob_model.state()))

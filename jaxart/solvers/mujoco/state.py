@@ -138,15 +138,26 @@ def quat_rotation_vector(q: jnp.ndarray) -> jnp.ndarray:
 
 
 def joint_f_to_qfrc(layout: MjLayout, joint_q: jnp.ndarray, joint_f: jnp.ndarray,
-                    body_q: jnp.ndarray | None = None) -> jnp.ndarray:
+                    body_q: jnp.ndarray | None = None, joint_act: jnp.ndarray | None = None) -> jnp.ndarray:
     """Generalized forces of hinge/slide/D6/BALL DOFs → MuJoCo ``qfrc_applied`` ``(nv,)``.
 
     FREE joint forces are world wrenches: those of MuJoCo free joints go through :func:`body_f_to_xfrc`, those of
     slide-mapped FREE/DISTANCE joints are rotated into their parent-anchor frame here (``body_q``, the
     ``(body_count, 7)`` body poses, gives the parent's orientation; needed when such a joint has a body parent).
+
+    Args:
+        layout: The layout.
+        joint_q: Coordinates (BALL frames).
+        joint_f: ``Control.joint_f``.
+        body_q: Body poses (see above).
+        joint_act: Optional ``Control.joint_act``: generalized forces on every DOF (FREE: parent-anchor frame, as
+            SolverFeatherstone adds them to the drives), added after ``joint_f``'s conversion. MuJoCo free joints
+            ignore it here (the caller adds it to their ``body_f_to_xfrc`` wrench).
     """
     if layout.sb_v_src.size:
         joint_f = joint_f.at[layout.sb_v_src].set(_sb_wrench_in_parent(layout, joint_f, body_q))
+    if joint_act is not None:
+        joint_f = joint_f + joint_act
     qfrc = jnp.zeros((layout.nv,), joint_f.dtype)
     qfrc = qfrc.at[layout.v_dst].set(joint_f[layout.v_src])
     if layout.ball_q_src.size:
