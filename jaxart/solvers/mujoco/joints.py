@@ -153,6 +153,8 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range) -> None:
             raise NotImplementedError(f"{what}: per-axis {field} {vals.tolist()} differ; a MuJoCo ball joint takes "
                                       "one value")
         setattr(jnt, attr, [float(vals[0]), 0.0, 0.0] if attr in ("damping", "stiffness") else float(vals[0]))
+    if np.any(h.joint_stiffness[d] != 0.0) and h.topo.joint_articulation.array[j] < 0:
+        raise NotImplementedError(f"{what}: ball springs on loop-closing joints are not mapped")
     if np.any(h.joint_stiffness[d] != 0.0) and np.any(h.joint_rest_q[d] != 0.0):
         raise NotImplementedError(f"{what}: a ball spring with a non-zero rest rotation {h.joint_rest_q[d].tolist()} "
                                   "has no MuJoCo equivalent (MuJoCo's spring is k·log(q_rest q⁻¹), jaxart's "

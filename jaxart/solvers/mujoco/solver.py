@@ -35,9 +35,16 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
-DISTANCE joints         tree (world parent): free joint; tree or loop: finite distance limits →
-                        a limited spatial tendon between the anchors
+FREE / DISTANCE joints  tree, world parent, no per-DOF terms: free joint; below a body or with
+                        terms: three slides + a ball about the child COM (damping, armature,
+                        friction, drives, springs, limits; linear springs / limits / position
+                        drives need the COM at the child anchor, angular terms follow the BALL
+                        rules); DISTANCE tree or loop: finite distance limits → a limited spatial
+                        tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
+BALL joints             ball; springs with uniform stiffness and zero rest rotation, drives per
+                        axis (``gear``); per-axis limits (MuJoCo: one cone angle), per-axis
+                        terms and non-zero rest rotations raise ``NotImplementedError``.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
                         cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength, range, frictionloss, armature and margin, and tendon
