@@ -244,7 +244,7 @@ def test_free_joint_terms_without_exact_form_raise():
         convert(b.finalize(dtype=F64))
     b = _driven_free()
     b.joint_dof["limit_upper"][4] = 1.0
-    with pytest.raises(NotImplementedError, match="'float'.*per-axis limits.*cone"):
+    with pytest.raises(NotImplementedError, match="'float'.*ball joint limits.*cone"):
         convert(b.finalize(dtype=F64))
     b = _driven_free()
     b.joint_dof["damping"][3:] = [0.1, 0.2, 0.1]

@@ -63,6 +63,13 @@ def child_com(h, j: int) -> np.ndarray:
     return com[:3] + np_quat_to_matrix(com[3:]) @ h.body_com[h.child[j]]
 
 
+def com_off_anchor(h, j: int) -> bool:
+    """Whether joint ``j``'s child COM is off its child anchor (beyond the model dtype's rounding)."""
+    eps = float(np.finfo(np.asarray(h.model.joint_q).dtype).eps)
+    scale = 1.0 + float(np.linalg.norm(h.joint_X_c[j, :3])) + float(np.linalg.norm(h.body_com[h.child[j]]))
+    return float(np.linalg.norm(child_com(h, j))) > 16.0 * eps * scale
+
+
 def _free_terms(h, j: int) -> bool:
     """Whether FREE/DISTANCE joint ``j`` has any per-DOF term (passive, limit or drive)."""
     d = np.arange(int(h.qd_start[j]), int(h.qd_start[j]) + 6)
@@ -96,7 +103,7 @@ def _add_slides_and_ball(body, h, j: int, rec: LayoutRecorder, com: np.ndarray) 
     label = h.joint_label[j]
     slides, ball = free_slide_names(label)
     dist = int(h.jtype[j]) == JointType.DISTANCE
-    offset = float(np.linalg.norm(com)) > 1e-12
+    offset = com_off_anchor(h, j)
     for k, mj_name in enumerate(slides):
         d = ds + k
         lim = not (dist and k == 0)
@@ -149,7 +156,7 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range) -> None:
     for field, attr in (("joint_damping", "damping"), ("joint_armature", "armature"),
                         ("joint_friction", "frictionloss"), ("joint_stiffness", "stiffness")):
         vals = getattr(h, field)[d]
-        if not np.allclose(vals, vals[0], rtol=1e-12, atol=0.0):
+        if not np.allclose(vals, vals[0]):
             raise NotImplementedError(f"{what}: per-axis {field} {vals.tolist()} differ; a MuJoCo ball joint takes "
                                       "one value")
         setattr(jnt, attr, [float(vals[0]), 0.0, 0.0] if attr in ("damping", "stiffness") else float(vals[0]))
@@ -160,8 +167,8 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range) -> None:
                                   "has no MuJoCo equivalent (MuJoCo's spring is k·log(q_rest q⁻¹), jaxart's "
                                   "k·(rest − log q)); only a zero rest maps")
     if np.any(h.joint_limit_lower[d] > -_UNLIMITED) or np.any(h.joint_limit_upper[d] < _UNLIMITED):
-        raise NotImplementedError(f"{what}: per-axis limits on ball-like rotations are not mapped (MuJoCo's ball "
-                                  "joint limit is a single cone angle)")
+        raise NotImplementedError(f"{what}: ball joint limits (per-axis limits of a ball or of a FREE/DISTANCE "
+                                  "joint's rotation) are not mapped (MuJoCo's ball limit is a single cone angle)")
 
 
 def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
@@ -207,7 +214,7 @@ def _actuated_axes(h, j: int) -> list[tuple[str, int, int, int, bool]]:
             return []
         slides, ball = free_slide_names(h.joint_label[j])
         pos_modes = (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY)
-        if np.any(np.isin(h.mode[ds:ds + 3], pos_modes)) and float(np.linalg.norm(child_com(h, j))) > 1e-12:
+        if np.any(np.isin(h.mode[ds:ds + 3], pos_modes)) and com_off_anchor(h, j):
             raise NotImplementedError(f"SolverMuJoCo: joint {h.joint_label[j]!r}: position drives on the linear DOFs "
                                       "of a FREE/DISTANCE joint act on the child-anchor position; MuJoCo's slides "
                                       "follow the child COM (exact only with the COM at the child anchor)")
