@@ -88,6 +88,20 @@ def test_ball_spring_with_zero_rest_matches_featherstone():
     assert_qdd_match(model, q, qd)
 
 
+def test_ball_drives_with_any_target_match_featherstone():
+    """BALL actuators act along the parent-anchor axes (``mjTRN_JOINTINPARENT``, so velocity targets are exact) and
+    their ``ctrl`` adds the current rotation vector to jaxart's error ``log(q_t q⁻¹)`` (exact position targets)."""
+    b = _ball_builder(0.0)
+    b.joint_target_mode[:] = [int(M.POSITION_VELOCITY)] * 3
+    b.joint_dof["target_ke"][:] = [40.0, 40.0, 40.0]
+    b.joint_dof["target_kd"][:] = [2.0, 2.0, 2.0]
+    model = b.finalize(dtype=F64)
+    q, qd = jnp.asarray(qrot([0.3, -1, 0.5], 1.1)), jnp.array([0.3, -0.5, 0.2])
+    ctrl = model.control().replace(joint_target_q=jnp.asarray(qrot([1, 0.2, 0], 0.7)),
+                                   joint_target_qd=jnp.array([0.5, -0.3, 0.8]))
+    assert_qdd_match(model, q, qd, ctrl)
+
+
 def test_ball_spring_rest_and_per_axis_stiffness_raise():
     """A non-zero rest rotation has no MuJoCo form: with ``qpos_spring = exp(rest)`` MuJoCo C's spring torque
     (parent frame) is ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``."""
@@ -225,16 +239,15 @@ def _driven_free(com=(0.0, 0.0, 0.0)):
 
 
 def test_free_joint_drives_springs_and_limits_match_featherstone():
-    """Linear drives, springs and limits need the COM at the child anchor; angular drives map like BALL drives
-    (exact for an identity target rotation and zero target velocity), the angular spring like a BALL spring."""
+    """Linear drives, springs and limits need the COM at the child anchor; angular drives map like BALL drives,
+    the angular spring like a BALL spring."""
     model = _driven_free().finalize(dtype=F64)
     mj, _ = convert(model)
     assert mj.nu == 3 + 6 and np.all(mj.jnt_limited[:3]) and not mj.jnt_limited[3]
     q = jnp.concatenate([jnp.array([0.3, -0.5, 0.4]), jnp.asarray(qrot([1, 0.5, -1], 0.7))])
     qd = jnp.array([0.2, 0.1, -0.3, 0.5, -0.4, 0.6])
-    ctrl = model.control()
-    target = jnp.concatenate([jnp.array([0.5, 0.2, -0.1]), jnp.array([0.0, 0.0, 0.0, 1.0])])
-    ctrl = ctrl.replace(joint_target_q=target)
+    target = jnp.concatenate([jnp.array([0.5, 0.2, -0.1]), jnp.asarray(qrot([0.2, -1, 0.4], 0.9))])
+    ctrl = model.control().replace(joint_target_q=target, joint_target_qd=jnp.array([0, 0, 0, 0.3, -0.2, 0.1]))
     assert_qdd_match(model, q, qd, ctrl)
 
 

@@ -226,7 +226,8 @@ def _actuated_axes(h, j: int) -> list[tuple[str, int, int, int, bool]]:
 def _general(spec: mujoco.MjSpec, name: str, joint: str, gain: float, bias: list[float], gear=None,
              effort: float | None = None) -> None:
     """A general actuator on ``joint``; ``gear`` (BALL axis) and ``effort`` → ``forcerange``."""
-    act = spec.add_actuator(name=name, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    trn = mujoco.mjtTrn.mjTRN_JOINT if gear is None else mujoco.mjtTrn.mjTRN_JOINTINPARENT
+    act = spec.add_actuator(name=name, target=joint, trntype=trn)
     act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
     act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
     gp = np.zeros(10)

@@ -26,7 +26,15 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.math import quat_mul, quat_normalize, quat_rotate, quat_rotate_inv, transform_inverse, transform_mul
+from jaxart.math import (
+    quat_conjugate,
+    quat_mul,
+    quat_normalize,
+    quat_rotate,
+    quat_rotate_inv,
+    transform_inverse,
+    transform_mul,
+)
 from jaxart.solvers.mujoco.layout import MjLayout
 
 _TO_WXYZ = (3, 0, 1, 2)
@@ -110,16 +118,25 @@ def qvel_to_joint_qd(layout: MjLayout, qpos: jnp.ndarray, qvel: jnp.ndarray, dof
     return joint_qd
 
 
-def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_qd: jnp.ndarray) -> jnp.ndarray:
+def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_qd: jnp.ndarray,
+                    joint_q: jnp.ndarray | None = None) -> jnp.ndarray:
     """Drive targets → MuJoCo ``ctrl`` ``(nu,)``.
 
-    Position actuators read ``joint_target_q`` (BALL: a component of the target quaternion's
-    rotation vector, MuJoCo's ball-joint actuator length), velocity actuators ``joint_target_qd``.
+    Position actuators read ``joint_target_q``, velocity actuators ``joint_target_qd``. BALL position actuators
+    (``mjTRN_JOINTINPARENT``: length ``log(q)_k``, force along parent-anchor axis ``k``) get component ``k`` of
+    ``log(q_t q⁻¹) + log(q)`` with ``q`` the current ``joint_q``, so their force ``kp (ctrl_k − log(q)_k)`` is
+    jaxart's ``kp log(q_t q⁻¹)_k`` at the step's state (and its derivative in ``q``); without ``joint_q`` the
+    target's own rotation vector (exact for ``q`` = identity or coaxial ``q``, ``q_t``).
     """
     ctrl = jnp.zeros((layout.nu,), joint_target_qd.dtype)
     ctrl = ctrl.at[layout.pos_act].set(joint_target_q[layout.pos_src])
     if layout.ball_act.size:
-        rotvec = quat_rotation_vector(joint_target_q[layout.ball_src])
+        target = quat_normalize(joint_target_q[layout.ball_src])
+        if joint_q is None:
+            rotvec = quat_rotation_vector(target)
+        else:
+            q = quat_normalize(joint_q[layout.ball_src].astype(target.dtype))
+            rotvec = quat_rotation_vector(quat_mul(target, quat_conjugate(q))) + quat_rotation_vector(q)
         ctrl = ctrl.at[layout.ball_act].set(jnp.take_along_axis(rotvec, layout.ball_comp[:, None], axis=1)[:, 0])
     return ctrl.at[layout.vel_act].set(joint_target_qd[layout.vel_src])
 
