@@ -52,9 +52,11 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
 * Actuators per ``joint_target_mode``: POSITION ``gainprm=[kp]``, ``biasprm=[0,−kp,−kd]``;
   VELOCITY ``gainprm=[kd]``, ``biasprm=[0,0,−kd]``; POSITION_VELOCITY two actuators
   (``[kp]``/``[0,−kp,0]`` and ``[kd]``/``[0,0,−kd]``); NONE and EFFORT none. BALL joints get one
-  actuator per axis with ``gear`` = that axis (MuJoCo's ball-joint length is the rotation vector
-  of ``qpos`` projected on ``gear``; position targets are the rotation vector of the target
-  quaternion) and ``joint_effort_limit`` → actuator ``forcerange``. Drives of slide + ball FREE/DISTANCE joints
+  ``mjTRN_JOINTINPARENT`` actuator per axis with ``gear`` = that axis (length: the rotation vector
+  of ``qpos`` projected on ``gear``; force and velocity along the parent-anchor axis, so velocity
+  targets are exact; position ``ctrl`` = ``log(q_t q⁻¹) + log q`` at the step's state, so the force
+  is jaxart's ``kp log(q_t q⁻¹)``, :func:`~jaxart.solvers.mujoco.state.control_to_ctrl`) and
+  ``joint_effort_limit`` → actuator ``forcerange``. Drives of slide + ball FREE/DISTANCE joints
   → slide actuators and ball actuators as above (MuJoCo's free-joint transmission has no length, so no
   position servo on a free joint).
 """

@@ -43,8 +43,9 @@ FREE / DISTANCE joints  tree, world parent, no per-DOF terms: free joint; below 
                         tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
 BALL joints             ball; springs with uniform stiffness and zero rest rotation, drives per
-                        axis (``gear``); per-axis limits (MuJoCo: one cone angle), per-axis
-                        terms and non-zero rest rotations raise ``NotImplementedError``.
+                        parent-anchor axis (``mjTRN_JOINTINPARENT``, exact for any target);
+                        per-axis limits (MuJoCo: one cone angle), per-axis terms and non-zero
+                        rest rotations raise ``NotImplementedError``.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
                         cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength, range, frictionloss, armature and margin, and tendon
