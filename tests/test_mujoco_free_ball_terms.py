@@ -16,6 +16,7 @@ import pytest
 import jaxart
 from jaxart.dynamics.aba import aba_accelerations
 from jaxart.dynamics.joint_forces import joint_forces
+from jaxart.sim.enums import JointDriveType
 from jaxart.sim.enums import JointTargetMode as M
 from jaxart.solvers import SolverMuJoCo
 from jaxart.solvers.featherstone.solver import SolverFeatherstone
@@ -273,3 +274,24 @@ def test_distance_joint_below_a_body():
     assert list(mj.jnt_type) == [T.mjJNT_HINGE] + [T.mjJNT_SLIDE] * 3 + [T.mjJNT_BALL]
     assert mj.ntendon == 1 and mj.tendon_limited[0] and np.allclose(mj.tendon_range[0], [0.1, 2.0])
     assert_qdd_match(model, Q_BOB, QD_BOB)
+
+
+@pytest.mark.slow
+def test_acceleration_drives_on_a_free_joint_below_a_body():
+    """ACCELERATION drives (gains × the DOF's effective inertia, per step) on the slides and ball of a free bob:
+    one SolverMuJoCo Euler step against SolverFeatherstone (explicit)."""
+    b = _bob_on_arm()
+    b.joint_target_mode[1:] = [int(M.VELOCITY)] * 3 + [int(M.POSITION)] * 3  # linear VELOCITY: any COM
+    b.joint_drive_type[1:] = [int(JointDriveType.ACCELERATION)] * 6
+    b.joint_dof["target_ke"][1:] = [0.0, 0.0, 0.0, 20.0, 20.0, 20.0]
+    b.joint_dof["target_kd"][1:] = [3.0, 3.0, 3.0, 1.0, 1.0, 1.0]
+    model = b.finalize(dtype=F64)
+    ctrl = model.control().replace(
+        joint_target_q=model.joint_target_q.at[4:8].set(jnp.asarray(qrot([1, 1, 0], 0.5))),
+        joint_target_qd=jnp.array([0.0, 0.3, -0.2, 0.4, 0.0, 0.0, 0.0]))
+    st = jaxart.eval_fk(model, Q_BOB, QD_BOB, model.state())
+    a = jax.jit(lambda s: SolverMuJoCo(model, integrator="euler").step(s, ctrl, None, DT))(st)
+    f = jax.jit(lambda s: SolverFeatherstone(model, angular_damping=0.0, drive="explicit").step(s, ctrl, None, DT))(st)
+    qdd = (f.joint_qd - QD_BOB) / DT
+    assert np.abs(qdd).max() > 1.0
+    np.testing.assert_allclose((a.joint_qd - QD_BOB) / DT, qdd, atol=1e-8)
