@@ -103,15 +103,12 @@ def test_ball_drives_with_any_target_match_featherstone():
     assert_qdd_match(model, q, qd, ctrl)
 
 
-def test_ball_spring_rest_and_per_axis_stiffness_raise():
-    """A non-zero rest rotation has no MuJoCo form: with ``qpos_spring = exp(rest)`` MuJoCo C's spring torque
-    (parent frame) is ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``."""
+def test_ball_springs_with_rest_and_per_axis_terms():
+    """MuJoCo's joint spring cannot hold a rest rotation: with ``qpos_spring = exp(rest)`` MuJoCo C's torque (parent
+    frame) is ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``. Such springs and per-axis damping become
+    parent-axis actuators instead (exact); per-axis armature still raises."""
     rest = np.array([0.4, 0.0, 0.3])
-    b = _ball_builder(3.0)
-    b.joint_dof["rest_q"][:] = list(rest)
-    with pytest.raises(NotImplementedError, match="'sph'.*non-zero rest"):
-        convert(b.finalize(dtype=F64))
-    mj, lay = convert(_ball_builder(3.0).finalize(dtype=F64))
+    mj, _ = convert(_ball_builder(3.0).finalize(dtype=F64))
     q = qrot([0.3, -1, 0.5], 1.1)
     q_s = np.asarray(qrot(rest, np.linalg.norm(rest)))
     mj.qpos_spring[:] = q_s[[3, 0, 1, 2]]
@@ -122,8 +119,15 @@ def test_ball_spring_rest_and_per_axis_stiffness_raise():
     log_q = np.asarray(jaxart.solvers.mujoco.state.quat_rotation_vector(jnp.asarray(q)))
     assert np.abs(tau_mj - 3.0 * (rest - log_q)).max() > 0.05
     b = _ball_builder(3.0)
-    b.joint_dof["stiffness"][-1] = 2.0
-    with pytest.raises(NotImplementedError, match="'sph'.*per-axis joint_stiffness"):
+    b.joint_dof["rest_q"][:] = list(rest)
+    b.joint_dof["stiffness"][:] = [3.0, 2.0, 1.5]
+    b.joint_dof["damping"][:] = [0.2, 0.5, 0.1]
+    model = b.finalize(dtype=F64)
+    mj, _ = convert(model)
+    assert mj.nu == 6 and mj.jnt_stiffness[0] == 0.0 and np.all(mj.dof_damping == 0.0)
+    assert_qdd_match(model, jnp.asarray(q), jnp.array([0.3, -0.5, 0.2]))
+    b.joint_dof["armature"][:] = [0.1, 0.2, 0.1]
+    with pytest.raises(NotImplementedError, match="'sph'.*per-axis joint_armature"):
         convert(b.finalize(dtype=F64))
 
 
@@ -232,19 +236,19 @@ def _driven_free(com=(0.0, 0.0, 0.0)):
     b.joint_target_mode[:] = [int(M.POSITION)] * 3 + [int(M.POSITION_VELOCITY)] * 3
     b.joint_dof["target_ke"][:] = [40.0, 30.0, 20.0, 5.0, 5.0, 5.0]
     b.joint_dof["target_kd"][:] = [2.0, 1.0, 3.0, 0.5, 0.5, 0.5]
-    b.joint_dof["stiffness"][:] = [3.0, 0.0, 1.0, 2.0, 2.0, 2.0]
-    b.joint_dof["rest_q"][:3] = [0.1, -0.2, 0.3]
+    b.joint_dof["stiffness"][:] = [3.0, 0.0, 1.0, 2.0, 1.0, 3.0]
+    b.joint_dof["rest_q"][:] = [0.1, -0.2, 0.3, 0.2, 0.0, -0.1]
     b.joint_dof["limit_lower"][:3] = [-2.0, -2.0, -2.0]
     b.joint_dof["limit_upper"][:3] = [2.0, 2.0, 2.0]
     return b
 
 
 def test_free_joint_drives_springs_and_limits_match_featherstone():
-    """Linear drives, springs and limits need the COM at the child anchor; angular drives map like BALL drives,
-    the angular spring like a BALL spring."""
+    """Linear drives, springs and limits need the COM at the child anchor; angular drives and springs (per axis,
+    with a rest rotation) map like a BALL joint's."""
     model = _driven_free().finalize(dtype=F64)
     mj, _ = convert(model)
-    assert mj.nu == 3 + 6 and np.all(mj.jnt_limited[:3]) and not mj.jnt_limited[3]
+    assert mj.nu == 3 + 6 + 3 and np.all(mj.jnt_limited[:3]) and not mj.jnt_limited[3]  # + 3 spring actuators
     q = jnp.concatenate([jnp.array([0.3, -0.5, 0.4]), jnp.asarray(qrot([1, 0.5, -1], 0.7))])
     qd = jnp.array([0.2, 0.1, -0.3, 0.5, -0.4, 0.6])
     target = jnp.concatenate([jnp.array([0.5, 0.2, -0.1]), jnp.asarray(qrot([0.2, -1, 0.4], 0.9))])
@@ -261,8 +265,8 @@ def test_free_joint_terms_without_exact_form_raise():
     with pytest.raises(NotImplementedError, match="'float'.*ball joint limits.*cone"):
         convert(b.finalize(dtype=F64))
     b = _driven_free()
-    b.joint_dof["damping"][3:] = [0.1, 0.2, 0.1]
-    with pytest.raises(NotImplementedError, match="'float'.*per-axis joint_damping"):
+    b.joint_dof["armature"][3:] = [0.1, 0.2, 0.1]
+    with pytest.raises(NotImplementedError, match="'float'.*per-axis joint_armature"):
         convert(b.finalize(dtype=F64))
 
 

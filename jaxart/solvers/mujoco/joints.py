@@ -142,30 +142,46 @@ def _scalar_params(jnt, h, d: int, *, limits: bool = True) -> None:
     jnt.actfrcrange = [-effort, effort]
 
 
+def ball_passive_actuators(h, j: int, dofs) -> tuple[bool, bool]:
+    """Whether the spring / the damping of ball-like DOFs ``dofs`` of tree joint ``j`` become actuators.
+
+    A MuJoCo ball joint has one stiffness and one damping acting in the child frame; jaxart's ball spring
+    ``k_i (rest_i − log(q)_i)`` and damping ``−c_i ω_i`` act per parent-anchor axis. Uniform damping and uniform
+    springs with a zero rest are the same thing and stay on the joint; otherwise each axis gets a
+    ``mjTRN_JOINTINPARENT`` actuator (length ``log(q)_i``, velocity ``ω_i``, force along parent-anchor axis ``i``)
+    with gain 0 and bias ``(k_i rest_i, −k_i, 0)`` / ``(0, 0, −c_i)``: exactly jaxart's terms.
+    """
+    if h.topo.joint_articulation.array[j] < 0:
+        return False, False  # loop-closing joints keep the joint-level rules (mujoco.loops)
+    d = np.asarray(dofs)
+    k, c = h.joint_stiffness[d], h.joint_damping[d]
+    spring = bool(np.any(k != 0.0) and (not np.allclose(k, k[0]) or np.any(h.joint_rest_q[d] != 0.0)))
+    return spring, bool(not np.allclose(c, c[0]))
+
+
 def _dof_params_uniform(jnt, h, j: int, dofs: range) -> None:
     """BALL joints and the angular DOFs of FREE/DISTANCE joints (a MuJoCo ball joint): one damping, armature,
-    frictionloss and stiffness per joint, so they must agree per DOF.
+    frictionloss and stiffness per joint, so they must agree per DOF (per-axis or rest-offset springs and per-axis
+    damping of tree joints become actuators instead, :func:`ball_passive_actuators`).
 
-    jaxart's ball spring is ``k (rest − log q)`` (parent-anchor frame); MuJoCo's is ``−k log(q_s⁻¹ q)`` in the child
-    frame with ``q_s`` = ``qpos_spring`` (the identity here), i.e. ``−k log q`` in either frame: identical for a
-    zero rest rotation vector. For a non-zero rest they differ unless ``q`` and the rest share an axis (MuJoCo's
-    is ``k log(q_s q⁻¹)``), so that raises.
+    jaxart's ball spring is ``k (rest − log q)`` (parent-anchor frame); MuJoCo's joint spring is ``−k log(q_s⁻¹ q)``
+    in the child frame with ``q_s`` = ``qpos_spring`` (the identity here), i.e. ``−k log q`` in either frame:
+    identical for a zero rest rotation vector (for a non-zero rest MuJoCo's would be ``k log(q_s q⁻¹)``).
     """
     what = f"SolverMuJoCo: joint {h.joint_label[j]!r}"
     d = np.asarray(dofs)
+    spring_act, damp_act = ball_passive_actuators(h, j, d)
     for field, attr in (("joint_damping", "damping"), ("joint_armature", "armature"),
                         ("joint_friction", "frictionloss"), ("joint_stiffness", "stiffness")):
         vals = getattr(h, field)[d]
-        if not np.allclose(vals, vals[0]):
+        if (attr == "damping" and damp_act) or (attr == "stiffness" and spring_act):
+            vals = np.zeros(3)
+        elif not np.allclose(vals, vals[0]):
             raise NotImplementedError(f"{what}: per-axis {field} {vals.tolist()} differ; a MuJoCo ball joint takes "
                                       "one value")
         setattr(jnt, attr, [float(vals[0]), 0.0, 0.0] if attr in ("damping", "stiffness") else float(vals[0]))
     if np.any(h.joint_stiffness[d] != 0.0) and h.topo.joint_articulation.array[j] < 0:
         raise NotImplementedError(f"{what}: ball springs on loop-closing joints are not mapped")
-    if np.any(h.joint_stiffness[d] != 0.0) and np.any(h.joint_rest_q[d] != 0.0):
-        raise NotImplementedError(f"{what}: a ball spring with a non-zero rest rotation {h.joint_rest_q[d].tolist()} "
-                                  "has no MuJoCo equivalent (MuJoCo's spring is k·log(q_rest q⁻¹), jaxart's "
-                                  "k·(rest − log q)); only a zero rest maps")
     if np.any(h.joint_limit_lower[d] > -_UNLIMITED) or np.any(h.joint_limit_upper[d] < _UNLIMITED):
         raise NotImplementedError(f"{what}: ball joint limits (per-axis limits of a ball or of a FREE/DISTANCE "
                                   "joint's rotation) are not mapped (MuJoCo's ball limit is a single cone angle)")
@@ -199,6 +215,19 @@ def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
             if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
                 _general(spec, f"{tag}_vel", mj_name, kd, [0.0, 0.0, -kd], gear, effort)
                 rec.vel_act.append((f"{tag}_vel", d))
+            if ball:
+                _ball_passive(spec, h, j, d, k, mj_name, tag)
+
+
+def _ball_passive(spec: mujoco.MjSpec, h, j: int, d: int, k: int, mj_name: str, tag: str) -> None:
+    """Spring / damper actuators of ball axis ``k`` (DOF ``d``) when :func:`ball_passive_actuators` says so."""
+    spring, damp = ball_passive_actuators(h, j, range(d - k, d - k + 3))
+    gear = np.eye(3)[k]
+    if spring:
+        ks = float(h.joint_stiffness[d])
+        _general(spec, f"{tag}_spring", mj_name, 0.0, [ks * float(h.joint_rest_q[d]), -ks, 0.0], gear)
+    if damp:
+        _general(spec, f"{tag}_damp", mj_name, 0.0, [0.0, 0.0, -float(h.joint_damping[d])], gear)
 
 
 def _actuated_axes(h, j: int) -> list[tuple[str, int, int, int, bool]]:
