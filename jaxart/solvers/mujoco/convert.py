@@ -41,10 +41,12 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   :mod:`jaxart.solvers.mujoco.filter`; explicit contact pairs → ``<contact><pair>``.
 * Joint limits ``solref_limit = (−ke, −kd)`` (direct stiffness/damping) when ke > 0; passive
   ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``; BALL (and the
-  angular DOFs of slide + ball FREE joints): one value per joint, so the three axes must agree, a spring only
-  with a zero rest rotation (``qpos_spring`` = identity; MuJoCo's ``k log(q_s q⁻¹)`` is not jaxart's
-  ``k (rest − log q)`` otherwise) and no limits (MuJoCo's ball limit is one cone angle) — else
-  ``NotImplementedError``;
+  angular DOFs of slide + ball FREE joints): one armature / frictionloss per joint (the three axes must
+  agree), uniform damping and uniform springs with a zero rest rotation on the joint (``qpos_spring`` =
+  identity), per-axis damping and springs with per-axis stiffness or a rest rotation (MuJoCo's joint spring
+  would be ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``) as ``mjTRN_JOINTINPARENT`` actuators
+  ``<joint>_{x,y,z}_spring`` / ``_damp`` (gain 0, bias ``(k·rest, −k, 0)`` / ``(0, 0, −c)``), no limits
+  (MuJoCo's ball limit is one cone angle) — else ``NotImplementedError``;
   ``joint_effort_limit`` → ``actfrcrange`` (hinge/slide); ``joint_velocity_limit`` is ignored with
   a warning when set below its default.
 * Mass: positive-mass bodies get explicit ``mass``, ``ipos`` and ``diaginertia`` or
@@ -155,9 +157,8 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
 
     Raises:
         NotImplementedError: Orphan or disabled tree joints, unsupported loop-closing joints or terms (see
-            :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes, BALL(-like) limits, per-axis terms or springs with
-            a non-zero rest, FREE/DISTANCE linear stiffness, limits or position drives with the COM off the child
-            anchor.
+            :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes, BALL(-like) limits, per-axis armature or
+            friction, FREE/DISTANCE linear stiffness, limits or position drives with the COM off the child anchor.
         ValueError: A plane on a moving body.
     """
     h = _Host(model)

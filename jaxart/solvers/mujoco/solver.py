@@ -42,10 +42,11 @@ FREE / DISTANCE joints  tree, world parent, no per-DOF terms: free joint; below 
                         rules); DISTANCE tree or loop: finite distance limits → a limited spatial
                         tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
-BALL joints             ball; springs with uniform stiffness and zero rest rotation, drives per
-                        parent-anchor axis (``mjTRN_JOINTINPARENT``, exact for any target);
-                        per-axis limits (MuJoCo: one cone angle), per-axis terms and non-zero
-                        rest rotations raise ``NotImplementedError``.
+BALL joints             ball; drives, per-axis damping and springs with per-axis stiffness or a
+                        rest rotation as actuators along the parent-anchor axes
+                        (``mjTRN_JOINTINPARENT``; exact for any target); uniform damping /
+                        zero-rest springs on the joint; per-axis limits (MuJoCo: one cone
+                        angle), per-axis armature or friction raise ``NotImplementedError``.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
                         cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength, range, frictionloss, armature and margin, and tendon
