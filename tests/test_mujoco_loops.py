@@ -384,8 +384,8 @@ def test_distance_ropes_match_featherstone():
 
 
 def test_loop_free_and_distance_joints_without_coordinates():
-    """A loop FREE joint maps to nothing; terms on loop FREE / DISTANCE joints (no MuJoCo coordinates), tree DISTANCE
-    joints below a body and per-DOF limits on FREE joints raise naming the joint."""
+    """A loop FREE joint maps to nothing; terms on loop FREE / DISTANCE joints (no MuJoCo coordinates) raise naming the
+    joint (tree FREE / DISTANCE joints below a body or with per-DOF terms: tests/test_mujoco_free_ball_terms.py)."""
     b, ix = chain_builder()
     b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
     model = b.finalize(dtype=F64)
@@ -397,15 +397,6 @@ def test_loop_free_and_distance_joints_without_coordinates():
     b, _ = _rope_builder()
     b.joint_target_mode[-6] = int(jaxart.JointTargetMode.POSITION)
     with pytest.raises(NotImplementedError, match="'tether'.*loop-closing DISTANCE"):
-        SolverMuJoCo(b.finalize(dtype=F64))
-    b, ix = chain_builder()
-    tip = b.add_link(xform=((0, 0, 0.5), (0, 0, 0, 1)), mass=1.0, inertia=[0.01] * 3, label="tip")
-    b.add_articulation([b.add_joint_distance(ix["l3"], tip, label="hang")])
-    with pytest.raises(NotImplementedError, match="'hang'.*needs the world as parent"):
-        SolverMuJoCo(b.finalize(dtype=F64))
-    b, _ = _rope_builder()
-    b.joint_dof["limit_upper"][b.joint_qd_start[1]] = 1.0  # a per-DOF limit on the FREE joint of "ball"
-    with pytest.raises(NotImplementedError, match="'ball_free'.*per-DOF limits"):
         SolverMuJoCo(b.finalize(dtype=F64))
 
 

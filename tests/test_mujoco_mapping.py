@@ -93,14 +93,15 @@ def test_free_is_free_with_initial_pose_from_body_q():
     np.testing.assert_allclose(mj.qpos0, [0.1, 0.2, 0.9, q[3], q[0], q[1], q[2]], atol=1e-12)
 
 
-def test_free_joint_needs_world_parent():
+def test_free_joint_below_a_body_is_three_slides_and_a_ball():
     b = jaxart.ModelBuilder()
     a = b.add_link(mass=1.0, inertia=np.eye(3))
     c = b.add_link(mass=1.0, inertia=np.eye(3))
     js = [b.add_joint_revolute(-1, a), b.add_joint_free(c, parent=a, label="floating")]
     b.add_articulation(js)
-    with pytest.raises(ValueError, match="floating"):
-        convert(b.finalize())
+    mj, _, _ = convert(b.finalize())  # dynamics: tests/test_mujoco_free_ball_terms.py
+    assert list(mj.jnt_type) == [T.mjJNT_HINGE, T.mjJNT_SLIDE, T.mjJNT_SLIDE, T.mjJNT_SLIDE, T.mjJNT_BALL]
+    assert jid(mj, "floating_lin0") == 1 and jid(mj, "floating_ang") == 4
 
 
 def test_d6_becomes_slides_and_hinges_with_suffixes():

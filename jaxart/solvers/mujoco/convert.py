@@ -5,12 +5,18 @@ Bodies, frames, inertia and options live here; joints/actuators in
 filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
 :mod:`~jaxart.solvers.mujoco.layout`. Mapping summary:
 
-* Joints: REVOLUTE → hinge, PRISMATIC → slide, BALL → ball, FREE → free (world parent only),
+* Joints: REVOLUTE → hinge, PRISMATIC → slide, BALL → ball, FREE → free (world parent, no per-DOF terms),
   D6 → one slide per linear and one hinge per angular axis, named ``<joint>_lin[i]`` /
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
   FIXED → nested body without a joint (a *mocap* body when the parent is the world).
-  DISTANCE (world parent only; another parent raises ``NotImplementedError``) → free joint (its coordinates are a
-  FREE joint's) plus, for finite distance limits, a limited spatial tendon between its anchors
+  FREE joints below a body or with any per-DOF term (damping, armature, friction, stiffness, limits, drives) →
+  three slides ``<joint>_lin0..2`` along the parent-anchor axes and a ball ``<joint>_ang`` centred on the child
+  COM (:func:`~jaxart.solvers.mujoco.joints.free_as_slides`): the slides move the COM, so their velocities are
+  jaxart's COM velocity and damping/armature/friction/velocity drives map exactly for any COM; stiffness, limits
+  and position drives of the linear DOFs act on the child-anchor position and need the COM at the child anchor
+  (else ``NotImplementedError``); the angular DOFs take the BALL rules.
+  DISTANCE → like FREE (its coordinates are a FREE joint's) plus, for finite distance limits, a limited spatial
+  tendon between its anchors
   (:func:`~jaxart.solvers.mujoco.tendons.add_distance_tendons`). Loop-closing joints and equality/mimic
   constraints become MuJoCo equality constraints (:mod:`~jaxart.solvers.mujoco.equality`; loop PRISMATIC/D6 joints,
   loop joints with limits or passive terms and loop-joint drives: :mod:`~jaxart.solvers.mujoco.loops`); tendons
@@ -19,7 +25,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   (``body · joint_X_c``), placed at its ``joint_q = 0`` pose, so hinge/slide/ball ``qpos`` equal
   ``joint_q`` (quaternions xyzw → wxyz) and joint ``pos`` is zero, ``axis`` = ``joint_axis``
   (inside a folded multi-joint body: the joint anchor and axis at ``joint_q = 0``).
-  A FREE joint's ``qpos`` is ``joint_X_p · joint_q`` (equal to ``joint_q`` for identity anchors).
+  A MuJoCo free joint's ``qpos`` is ``joint_X_p · joint_q`` (equal to ``joint_q`` for identity anchors); slide +
+  ball FREE joints sit at their parent anchor at ``qpos = 0`` (slides ``p + R(q) c − c``, :mod:`~.state`).
   Massless, shapeless links with a single child (e.g. the intermediate links of an MJCF import)
   are folded into their child's body as a MuJoCo multi-joint body (exact; MuJoCo rejects moving
   massless bodies). Bodies without a tree joint become static children of the world.
@@ -33,7 +40,13 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   kd ≤ 0; ``margin = shape_margin``; ``gap = 0`` always; filtering via
   :mod:`jaxart.solvers.mujoco.filter`; explicit contact pairs → ``<contact><pair>``.
 * Joint limits ``solref_limit = (−ke, −kd)`` (direct stiffness/damping) when ke > 0; passive
-  ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``;
+  ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``; BALL (and the
+  angular DOFs of slide + ball FREE joints): one armature / frictionloss per joint (the three axes must
+  agree), uniform damping and uniform springs with a zero rest rotation on the joint (``qpos_spring`` =
+  identity), per-axis damping and springs with per-axis stiffness or a rest rotation (MuJoCo's joint spring
+  would be ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``) as ``mjTRN_JOINTINPARENT`` actuators
+  ``<joint>_{x,y,z}_spring`` / ``_damp`` (gain 0, bias ``(k·rest, −k, 0)`` / ``(0, 0, −c)``), no limits
+  (MuJoCo's ball limit is one cone angle) — else ``NotImplementedError``;
   ``joint_effort_limit`` → ``actfrcrange`` (hinge/slide); ``joint_velocity_limit`` is ignored with
   a warning when set below its default.
 * Mass: positive-mass bodies get explicit ``mass``, ``ipos`` and ``diaginertia`` or
@@ -41,10 +54,13 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
 * Actuators per ``joint_target_mode``: POSITION ``gainprm=[kp]``, ``biasprm=[0,−kp,−kd]``;
   VELOCITY ``gainprm=[kd]``, ``biasprm=[0,0,−kd]``; POSITION_VELOCITY two actuators
   (``[kp]``/``[0,−kp,0]`` and ``[kd]``/``[0,0,−kd]``); NONE and EFFORT none. BALL joints get one
-  actuator per axis with ``gear`` = that axis (MuJoCo's ball-joint length is the rotation vector
-  of ``qpos`` projected on ``gear``; position targets are the rotation vector of the target
-  quaternion) and ``joint_effort_limit`` → actuator ``forcerange``. FREE/DISTANCE-joint drives, springs and
-  per-DOF limits raise (MuJoCo free joints have none).
+  ``mjTRN_JOINTINPARENT`` actuator per axis with ``gear`` = that axis (length: the rotation vector
+  of ``qpos`` projected on ``gear``; force and velocity along the parent-anchor axis, so velocity
+  targets are exact; position ``ctrl`` = ``log(q_t q⁻¹) + log q`` at the step's state, so the force
+  is jaxart's ``kp log(q_t q⁻¹)``, :func:`~jaxart.solvers.mujoco.state.control_to_ctrl`) and
+  ``joint_effort_limit`` → actuator ``forcerange``. Drives of slide + ball FREE/DISTANCE joints
+  → slide actuators and ball actuators as above (MuJoCo's free-joint transmission has no length, so no
+  position servo on a free joint).
 """
 
 from __future__ import annotations
@@ -59,7 +75,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
 from jaxart.solvers.mujoco.equality import _Frames, add_equalities, loop_joints
 from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
-from jaxart.solvers.mujoco.joints import add_actuators, add_joints
+from jaxart.solvers.mujoco.joints import add_actuators, add_joints, free_as_slides
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.loops import add_aux_bodies
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
@@ -140,10 +156,10 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
         ``(spec, recorder)``; compile the spec and ``recorder.resolve`` the layout.
 
     Raises:
-        NotImplementedError: Tree DISTANCE joints with a non-world parent, orphan or disabled tree joints,
-            unsupported loop-closing joints or terms (see :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes,
-            BALL joint limits, FREE/DISTANCE drives or per-DOF limits.
-        ValueError: A FREE joint with a non-world parent, a plane on a moving body.
+        NotImplementedError: Orphan or disabled tree joints, unsupported loop-closing joints or terms (see
+            :mod:`~jaxart.solvers.mujoco.equality`), CONE shapes, BALL(-like) limits, per-axis armature or
+            friction, FREE/DISTANCE linear stiffness, limits or position drives with the COM off the child anchor.
+        ValueError: A plane on a moving body.
     """
     h = _Host(model)
     _check_joints(h)
@@ -185,12 +201,6 @@ def _check_joints(h: _Host) -> None:
             continue  # loop-closing (or orphan) joints: mujoco_equality.loop_joints
         if not enabled[j]:
             raise NotImplementedError(f"{what} is disabled; MuJoCo has no disabled joints")
-        if int(h.jtype[j]) == JointType.FREE and h.parent[j] >= 0:
-            raise ValueError(f"{what}: MuJoCo free joints need the world as parent, got body "
-                             f"{h.body_label[h.parent[j]]!r}")
-        if int(h.jtype[j]) == JointType.DISTANCE and h.parent[j] >= 0:
-            raise NotImplementedError(f"{what}: a tree DISTANCE joint maps to a MuJoCo free joint, which needs the "
-                                      f"world as parent, got body {h.body_label[h.parent[j]]!r}")
 
 
 def _tree_order(h: _Host):
@@ -250,7 +260,7 @@ def _set_options(spec: mujoco.MjSpec, h: _Host, o: dict) -> None:
 
 
 def _mj_frames(h: _Host, order: list[int], body_joint: dict) -> dict[int, np.ndarray]:
-    """World pose of every body's MuJoCo frame at ``joint_q = 0`` (FREE joints at their initial pose).
+    """World pose of every body's MuJoCo frame at ``joint_q = 0`` (MuJoCo free joints at their initial pose).
 
     The MuJoCo frame of a jointed body is its joint's child anchor (``body · joint_X_c``); bodies
     without a tree joint keep their jaxart frame and pose.
@@ -264,7 +274,7 @@ def _mj_frames(h: _Host, order: list[int], body_joint: dict) -> dict[int, np.nda
             continue
         p = int(h.parent[j])
         anchor = np_transform_mul(_IDENT if p < 0 else body_world[p], h.joint_X_p[j])
-        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE):
+        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE) and not free_as_slides(h, j):
             qs = int(h.q_start[j])
             anchor = np_transform_mul(anchor, h.joint_q[qs:qs + 7])
         frames[b] = anchor

@@ -30,6 +30,14 @@ class MjLayout:
         free_X_p: ``(f, 7)`` parent-anchor transform of each free joint (world parent).
         free_com: ``(f, 3)`` child COM in the MuJoCo body (child anchor) frame.
         free_body: ``(f,)`` MuJoCo body id of each free joint's child.
+        sb_lin_q_src, sb_lin_q_dst: ``(s, 3)`` linear coordinates of the FREE/DISTANCE joints mapped as three
+            slides and a ball about the child COM (:func:`jaxart.solvers.mujoco.joints.free_as_slides`); the
+            slides and the ball are also listed as scalar and ball entries above. Slide ``qpos`` is
+            ``p + R(q) c − c`` (``sb_com`` = ``c``), slide ``qvel`` the COM velocity (= ``joint_qd``).
+        sb_quat_src, sb_quat_dst: ``(s, 4)`` their quaternion coordinates (jaxart xyzw; MuJoCo qpos).
+        sb_v_src: ``(s, 6)`` their DOFs (``Control.joint_f`` world wrenches → parent-anchor generalized forces).
+        sb_com: ``(s, 3)`` child COM in the child-anchor frame.
+        sb_parent: ``(s,)`` jaxart parent body (−1: world); sb_X_p ``(s, 7)`` the parent-anchor transform.
         pos_act, pos_src: position actuators: ``ctrl[pos_act] = joint_target_q[pos_src]``.
         vel_act, vel_src: velocity actuators: ``ctrl[vel_act] = joint_target_qd[vel_src]``.
         ball_act, ball_src, ball_comp: BALL position actuators: ``ctrl[ball_act]`` = component
@@ -82,6 +90,14 @@ class MjLayout:
     eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     loop_axes: tuple = ()
+    sb_lin_q_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
+    sb_lin_q_dst: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
+    sb_quat_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 4), np.int32))
+    sb_quat_dst: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 4), np.int32))
+    sb_v_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 6), np.int32))
+    sb_com: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    sb_parent: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    sb_X_p: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 7)))
 
 
 class LayoutRecorder:
@@ -91,6 +107,7 @@ class LayoutRecorder:
         self.scalar: list[tuple[str, int, int]] = []  # (mj joint name, jaxart coord, jaxart dof)
         self.ball: list[tuple[str, int, int]] = []  # (mj joint name, q_start, qd_start)
         self.free: list[tuple[str, int, int, np.ndarray, np.ndarray, str]] = []
+        self.free_sb: list[tuple] = []  # (slide names, ball name, q_start, qd_start, com, X_p, parent body)
         self.pos_act: list[tuple[str, int]] = []  # (actuator name, coord index)
         self.vel_act: list[tuple[str, int]] = []  # (actuator name, dof index)
         self.ball_act: list[tuple[str, int, int]] = []  # (actuator name, quaternion coord start, axis)
@@ -123,6 +140,8 @@ class LayoutRecorder:
         sc = [(qadr[jid(n)], vadr[jid(n)], c, d) for n, c, d in self.scalar]
         ball = [(qadr[jid(n)], vadr[jid(n)], c, d) for n, c, d in self.ball]
         free = [(qadr[jid(n)], vadr[jid(n)], c, d, xp, com, bid(b)) for n, c, d, xp, com, b in self.free]
+        sb = [([qadr[jid(n)] for n in sl], qadr[jid(bn)], qs, ds, com, xp, par)
+              for sl, bn, qs, ds, com, xp, par in self.free_sb]
         body_mj = np.zeros(body_count, i32)
         for b, name in self.body.items():
             body_mj[b] = bid(name)
@@ -158,4 +177,12 @@ class LayoutRecorder:
             eq_kind=np.asarray([k for _, k, _ in self.eq_src], i32),
             eq_src=np.asarray([i for _, _, i in self.eq_src], i32),
             loop_axes=tuple(self.loop_axes),
+            sb_lin_q_src=np.asarray([r[2] + np.arange(3) for r in sb], i32).reshape(-1, 3),
+            sb_lin_q_dst=np.asarray([r[0] for r in sb], i32).reshape(-1, 3),
+            sb_quat_src=np.asarray([r[2] + 3 + np.arange(4) for r in sb], i32).reshape(-1, 4),
+            sb_quat_dst=np.asarray([r[1] + np.arange(4) for r in sb], i32).reshape(-1, 4),
+            sb_v_src=np.asarray([r[3] + np.arange(6) for r in sb], i32).reshape(-1, 6),
+            sb_com=np.asarray([r[4] for r in sb], np.float64).reshape(-1, 3),
+            sb_parent=np.asarray([r[6] for r in sb], i32),
+            sb_X_p=np.asarray([r[5] for r in sb], np.float64).reshape(-1, 7),
         )

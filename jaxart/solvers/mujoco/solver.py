@@ -35,9 +35,18 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
                         trajectories agree with C to ~1e-4 rather than round-off.
-DISTANCE joints         tree (world parent): free joint; tree or loop: finite distance limits →
-                        a limited spatial tendon between the anchors
+FREE / DISTANCE joints  tree, world parent, no per-DOF terms: free joint; below a body or with
+                        terms: three slides + a ball about the child COM (damping, armature,
+                        friction, drives, springs, limits; linear springs / limits / position
+                        drives need the COM at the child anchor, angular terms follow the BALL
+                        rules); DISTANCE tree or loop: finite distance limits → a limited spatial
+                        tendon between the anchors
                         (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`).
+BALL joints             ball; drives, per-axis damping and springs with per-axis stiffness or a
+                        rest rotation as actuators along the parent-anchor axes
+                        (``mjTRN_JOINTINPARENT``; exact for any target); uniform damping /
+                        zero-rest springs on the joint; per-axis limits (MuJoCo: one cone
+                        angle), per-axis armature or friction raise ``NotImplementedError``.
 tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (sites, sphere /
                         cylinder wrap geoms with side sites, pulleys) with stiffness, damping,
                         springlength, range, frictionloss, armature and margin, and tendon
@@ -276,8 +285,9 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
         qpos=joint_q_to_qpos(layout, jq),
         qvel=joint_qd_to_qvel(layout, jq, jqd),
         ctrl=tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
-                                                 control.joint_target_qd.astype(ft)), control),
-        qfrc_applied=joint_f_to_qfrc(layout, jq, force),
+                                                 control.joint_target_qd.astype(ft), jq), control),
+        qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft),
+                                     control.joint_act.astype(ft)),
         xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
         eq_active=eq_active(layout, model, data0.eq_active),
     )
@@ -308,6 +318,8 @@ def _acceleration_actuators(model: Model, layout: MjLayout):
             coord_dof[qs[j]:qs[j] + n] = ds[j] + np.arange(n)
         elif jtype[j] == JointType.BALL:
             coord_dof[qs[j]] = ds[j]  # first DOF of the BALL joint whose quaternion starts here
+        elif jtype[j] in (JointType.FREE, JointType.DISTANCE):  # slide-mapped: slides, then the ball quaternion
+            coord_dof[qs[j]:qs[j] + 4] = ds[j] + np.arange(4)
     pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src, strict=True)]
     pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src, strict=True)]
     pairs += [(int(a), int(coord_dof[src[0]] + k))

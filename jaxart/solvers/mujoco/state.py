@@ -11,6 +11,11 @@ Conventions (verified against MuJoCo C with ``mj_forward``/``mj_integratePos``, 
 * ``xfrc_applied`` is a world-frame force and torque applied at the body COM (``xipos``), the
   same as jaxart's ``body_f``; Control.joint_f of FREE joints (a world wrench at the child COM)
   is added there too. BALL generalized forces are rotated into the child frame like ω.
+* FREE/DISTANCE joints mapped as three slides and a ball about the child COM (below a body, or with
+  per-DOF terms; :func:`jaxart.solvers.mujoco.joints.free_as_slides`): slide ``qpos = p + R(q) c − c``
+  (``c`` the COM in the child-anchor frame), slide ``qvel`` = the COM velocity ``joint_qd[0:3]``, the ball
+  as a BALL joint. Their ``Control.joint_f`` world wrench is rotated into the parent-anchor frame (the
+  parent's pose from ``State.body_q``) and applied as generalized forces: slides ``f``, ball ``R(q)ᵀ τ``.
 
 All index arrays come from a static :class:`~jaxart.solvers.mujoco.layout.MjLayout`; every
 function is vectorised (no loops over joints) and works under ``jit``/``vmap``/``grad``.
@@ -19,8 +24,17 @@ function is vectorised (no loops over joints) and works under ``jit``/``vmap``/`
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
-from jaxart.math import quat_mul, quat_normalize, quat_rotate, quat_rotate_inv, transform_inverse, transform_mul
+from jaxart.math import (
+    quat_conjugate,
+    quat_mul,
+    quat_normalize,
+    quat_rotate,
+    quat_rotate_inv,
+    transform_inverse,
+    transform_mul,
+)
 from jaxart.solvers.mujoco.layout import MjLayout
 
 _TO_WXYZ = (3, 0, 1, 2)
@@ -37,7 +51,15 @@ def joint_q_to_qpos(layout: MjLayout, joint_q: jnp.ndarray) -> jnp.ndarray:
     if layout.free_q_src.size:
         pose = transform_mul(jnp.asarray(layout.free_X_p, joint_q.dtype), joint_q[layout.free_q_src])
         qpos = qpos.at[layout.free_q_dst].set(jnp.concatenate([pose[:, :3], pose[:, 3:][:, _TO_WXYZ]], -1))
+    if layout.sb_lin_q_src.size:
+        qpos = qpos.at[layout.sb_lin_q_dst].add(_com_shift(layout, joint_q[layout.sb_quat_src]))
     return qpos
+
+
+def _com_shift(layout: MjLayout, quat_xyzw: jnp.ndarray) -> jnp.ndarray:
+    """``R(q) c − c``: slide coordinates minus child-anchor positions of the slide-mapped FREE joints."""
+    com = jnp.asarray(layout.sb_com, quat_xyzw.dtype)
+    return quat_rotate(quat_normalize(quat_xyzw), com) - com
 
 
 def qpos_to_joint_q(layout: MjLayout, qpos: jnp.ndarray, coord_count: int) -> jnp.ndarray:
@@ -52,6 +74,9 @@ def qpos_to_joint_q(layout: MjLayout, qpos: jnp.ndarray, coord_count: int) -> jn
         pose = jnp.concatenate([raw[:, :3], raw[:, 3:][:, _TO_XYZW]], -1)
         local = transform_mul(transform_inverse(jnp.asarray(layout.free_X_p, qpos.dtype)), pose)
         joint_q = joint_q.at[layout.free_q_src].set(local)
+    if layout.sb_lin_q_src.size:
+        shift = _com_shift(layout, qpos[layout.sb_quat_dst][:, _TO_XYZW])
+        joint_q = joint_q.at[layout.sb_lin_q_src].add(-shift)
     return joint_q
 
 
@@ -93,16 +118,25 @@ def qvel_to_joint_qd(layout: MjLayout, qpos: jnp.ndarray, qvel: jnp.ndarray, dof
     return joint_qd
 
 
-def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_qd: jnp.ndarray) -> jnp.ndarray:
+def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_qd: jnp.ndarray,
+                    joint_q: jnp.ndarray | None = None) -> jnp.ndarray:
     """Drive targets → MuJoCo ``ctrl`` ``(nu,)``.
 
-    Position actuators read ``joint_target_q`` (BALL: a component of the target quaternion's
-    rotation vector, MuJoCo's ball-joint actuator length), velocity actuators ``joint_target_qd``.
+    Position actuators read ``joint_target_q``, velocity actuators ``joint_target_qd``. BALL position actuators
+    (``mjTRN_JOINTINPARENT``: length ``log(q)_k``, force along parent-anchor axis ``k``) get component ``k`` of
+    ``log(q_t q⁻¹) + log(q)`` with ``q`` the current ``joint_q``, so their force ``kp (ctrl_k − log(q)_k)`` is
+    jaxart's ``kp log(q_t q⁻¹)_k`` at the step's state (and its derivative in ``q``); without ``joint_q`` the
+    target's own rotation vector (exact for ``q`` = identity or coaxial ``q``, ``q_t``).
     """
     ctrl = jnp.zeros((layout.nu,), joint_target_qd.dtype)
     ctrl = ctrl.at[layout.pos_act].set(joint_target_q[layout.pos_src])
     if layout.ball_act.size:
-        rotvec = quat_rotation_vector(joint_target_q[layout.ball_src])
+        target = quat_normalize(joint_target_q[layout.ball_src])
+        if joint_q is None:
+            rotvec = quat_rotation_vector(target)
+        else:
+            q = quat_normalize(joint_q[layout.ball_src].astype(target.dtype))
+            rotvec = quat_rotation_vector(quat_mul(target, quat_conjugate(q))) + quat_rotation_vector(q)
         ctrl = ctrl.at[layout.ball_act].set(jnp.take_along_axis(rotvec, layout.ball_comp[:, None], axis=1)[:, 0])
     return ctrl.at[layout.vel_act].set(joint_target_qd[layout.vel_src])
 
@@ -120,17 +154,47 @@ def quat_rotation_vector(q: jnp.ndarray) -> jnp.ndarray:
     return v * scale
 
 
-def joint_f_to_qfrc(layout: MjLayout, joint_q: jnp.ndarray, joint_f: jnp.ndarray) -> jnp.ndarray:
+def joint_f_to_qfrc(layout: MjLayout, joint_q: jnp.ndarray, joint_f: jnp.ndarray,
+                    body_q: jnp.ndarray | None = None, joint_act: jnp.ndarray | None = None) -> jnp.ndarray:
     """Generalized forces of hinge/slide/D6/BALL DOFs → MuJoCo ``qfrc_applied`` ``(nv,)``.
 
-    FREE joint forces are world wrenches and go through :func:`body_f_to_xfrc` instead.
+    FREE joint forces are world wrenches: those of MuJoCo free joints go through :func:`body_f_to_xfrc`, those of
+    slide-mapped FREE/DISTANCE joints are rotated into their parent-anchor frame here (``body_q``, the
+    ``(body_count, 7)`` body poses, gives the parent's orientation; needed when such a joint has a body parent).
+
+    Args:
+        layout: The layout.
+        joint_q: Coordinates (BALL frames).
+        joint_f: ``Control.joint_f``.
+        body_q: Body poses (see above).
+        joint_act: Optional ``Control.joint_act``: generalized forces on every DOF (FREE: parent-anchor frame, as
+            SolverFeatherstone adds them to the drives), added after ``joint_f``'s conversion. MuJoCo free joints
+            ignore it here (the caller adds it to their ``body_f_to_xfrc`` wrench).
     """
+    if layout.sb_v_src.size:
+        joint_f = joint_f.at[layout.sb_v_src].set(_sb_wrench_in_parent(layout, joint_f, body_q))
+    if joint_act is not None:
+        joint_f = joint_f + joint_act
     qfrc = jnp.zeros((layout.nv,), joint_f.dtype)
     qfrc = qfrc.at[layout.v_dst].set(joint_f[layout.v_src])
     if layout.ball_q_src.size:
         q = quat_normalize(joint_q[layout.ball_q_src])
         qfrc = qfrc.at[layout.ball_v_dst].set(quat_rotate_inv(q, joint_f[layout.ball_v_src]))
     return qfrc
+
+
+def _sb_wrench_in_parent(layout: MjLayout, joint_f: jnp.ndarray, body_q: jnp.ndarray | None) -> jnp.ndarray:
+    """World wrenches ``joint_f[sb_v_src]`` of slide-mapped FREE joints expressed in their parent-anchor frames."""
+    rot = jnp.asarray(layout.sb_X_p[:, 3:], joint_f.dtype)
+    if np.any(layout.sb_parent >= 0):
+        if body_q is None:
+            raise ValueError("joint_f_to_qfrc: body_q is needed for FREE/DISTANCE joints with a body parent")
+        ident = jnp.asarray([[0.0, 0.0, 0.0, 1.0]], joint_f.dtype)
+        parent_rot = jnp.concatenate([body_q[:, 3:].astype(joint_f.dtype), ident])[layout.sb_parent]
+        rot = quat_mul(parent_rot, rot)
+    w = joint_f[layout.sb_v_src]
+    rot = quat_normalize(rot)
+    return jnp.concatenate([quat_rotate_inv(rot, w[:, :3]), quat_rotate_inv(rot, w[:, 3:])], -1)
 
 
 def body_f_to_xfrc(layout: MjLayout, body_f: jnp.ndarray, joint_f: jnp.ndarray | None = None) -> jnp.ndarray:
