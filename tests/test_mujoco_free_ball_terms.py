@@ -103,6 +103,31 @@ def test_ball_drives_with_any_target_match_featherstone():
     assert_qdd_match(model, q, qd, ctrl)
 
 
+def test_position_drives_take_the_velocity_target_as_featherstone():
+    """POSITION mode is ``kp (q* − q) + kd (q̇* − q̇)``: the actuator's ``ctrl`` adds ``(kd/kp) q̇*``; with
+    ``kp = 0`` the actuator is a velocity actuator (ball axes and a hinge below the ball)."""
+    b = jaxart.ModelBuilder()
+    link = b.add_link(mass=1.3, com=(0.1, -0.05, -0.3), inertia=np.diag([0.02, 0.03, 0.04]), label="bob")
+    ball = b.add_joint_ball(-1, link, parent_xform=((0, 0, 1.0), qrot([1, 2, 0], 0.5)), label="sph")
+    arm = b.add_link(mass=0.7, com=(0.0, 0.0, -0.2), inertia=np.diag([0.01, 0.02, 0.01]), label="arm")
+    hinge = b.add_joint_revolute(link, arm, axis=(0, 1, 0), parent_xform=((0, 0, -0.4), (0, 0, 0, 1)), label="hinge")
+    b.add_articulation([ball, hinge])
+    b.joint_target_mode[:] = [int(M.POSITION)] * 4
+    b.joint_dof["target_ke"][:] = [40.0, 25.0, 0.0, 30.0]
+    b.joint_dof["target_kd"][:] = [2.0, 1.0, 3.0, 1.5]
+    model = b.finalize(dtype=F64)
+    mj, _ = convert(model)
+    assert mj.nu == 4
+    q = jnp.concatenate([jnp.asarray(qrot([0.3, -1, 0.5], 1.1)), jnp.array([0.4])])
+    qd = jnp.array([0.3, -0.5, 0.2, -0.7])
+    ctrl = model.control().replace(joint_target_q=jnp.concatenate([jnp.asarray(qrot([1, 0.2, 0], 0.7)),
+                                                                    jnp.array([-0.2])]),
+                                   joint_target_qd=jnp.array([0.5, -0.3, 0.8, 1.2]))
+    assert_qdd_match(model, q, qd, ctrl)
+    still = ctrl.replace(joint_target_qd=jnp.zeros(4))
+    assert np.abs(mj_qdd(model, q, qd, ctrl) - mj_qdd(model, q, qd, still)).max() > 0.5  # the targets matter
+
+
 def test_ball_springs_with_rest_and_per_axis_terms():
     """MuJoCo's joint spring cannot hold a rest rotation: with ``qpos_spring = exp(rest)`` MuJoCo C's torque (parent
     frame) is ``k log(q_s q⁻¹)``, not jaxart's ``k (rest − log q)``. Such springs and per-axis damping become

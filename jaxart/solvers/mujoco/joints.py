@@ -205,13 +205,18 @@ def add_actuators(spec: mujoco.MjSpec, h, rec: LayoutRecorder) -> None:
             tag = f"{mj_name}_{'xyz'[k]}" if ball else mj_name
             gear = np.eye(3)[k] if ball else None
             effort = float(h.joint_effort_limit[d]) if ball else None
-            if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
+            if mode == JointTargetMode.POSITION and kp == 0.0:  # kd (q̇* − q̇) only: a velocity actuator
+                _general(spec, f"{tag}_pos", mj_name, kd, [0.0, 0.0, -kd], gear, effort)
+                rec.vel_act.append((f"{tag}_pos", d))
+            elif mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
                 damp = kd if mode == JointTargetMode.POSITION else 0.0
                 _general(spec, f"{tag}_pos", mj_name, kp, [0.0, -kp, -damp], gear, effort)
                 if ball:
                     rec.ball_act.append((f"{tag}_pos", coord, k))
                 else:
                     rec.pos_act.append((f"{tag}_pos", coord))
+                if damp > 0.0:  # ctrl += (kd/kp) q̇*: kp (ctrl − q) − kd q̇ = kp (q* − q) + kd (q̇* − q̇)
+                    rec.pos_vel.append((f"{tag}_pos", d, damp / kp))
             if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
                 _general(spec, f"{tag}_vel", mj_name, kd, [0.0, 0.0, -kd], gear, effort)
                 rec.vel_act.append((f"{tag}_vel", d))

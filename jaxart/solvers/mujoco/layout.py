@@ -40,6 +40,9 @@ class MjLayout:
         sb_parent: ``(s,)`` jaxart parent body (−1: world); sb_X_p ``(s, 7)`` the parent-anchor transform.
         pos_act, pos_src: position actuators: ``ctrl[pos_act] = joint_target_q[pos_src]``.
         vel_act, vel_src: velocity actuators: ``ctrl[vel_act] = joint_target_qd[vel_src]``.
+        pos_vel_act, pos_vel_src, pos_vel_ratio: POSITION-mode actuators (bias ``−kp q − kd q̇``) whose ``ctrl``
+            also takes ``(kd / kp) · joint_target_qd[pos_vel_src]``, so they apply ``kp (q* − q) + kd (q̇* − q̇)``
+            as jaxart's POSITION drives.
         ball_act, ball_src, ball_comp: BALL position actuators: ``ctrl[ball_act]`` = component
             ``ball_comp`` of the rotation vector of the quaternion ``joint_target_q[ball_src]``
             (``(k, 4)`` indices).
@@ -86,6 +89,9 @@ class MjLayout:
     ten_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     ten_default: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((5, 0)))
+    pos_vel_act: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    pos_vel_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    pos_vel_ratio: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     eq_row: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
@@ -110,6 +116,7 @@ class LayoutRecorder:
         self.free_sb: list[tuple] = []  # (slide names, ball name, q_start, qd_start, com, X_p, parent body)
         self.pos_act: list[tuple[str, int]] = []  # (actuator name, coord index)
         self.vel_act: list[tuple[str, int]] = []  # (actuator name, dof index)
+        self.pos_vel: list[tuple[str, int, float]] = []  # (POSITION actuator name, dof index, kd / kp)
         self.ball_act: list[tuple[str, int, int]] = []  # (actuator name, quaternion coord start, axis)
         self.ten_act: list[tuple[str, int, int]] = []  # (actuator name, tendon, kind: 0 force, 1 length, 2 rate)
         self.ten_default = np.zeros((5, 0))
@@ -165,6 +172,9 @@ class LayoutRecorder:
             pos_src=np.asarray([c for _, c in self.pos_act], i32),
             vel_act=np.asarray([aid(n) for n, _ in self.vel_act], i32),
             vel_src=np.asarray([d for _, d in self.vel_act], i32),
+            pos_vel_act=np.asarray([aid(n) for n, _, _ in self.pos_vel], i32),
+            pos_vel_src=np.asarray([d for _, d, _ in self.pos_vel], i32),
+            pos_vel_ratio=np.asarray([r for _, _, r in self.pos_vel], np.float64),
             ball_act=np.asarray([aid(n) for n, _, _ in self.ball_act], i32),
             ball_src=np.asarray([c + np.arange(4) for _, c, _ in self.ball_act], i32).reshape(-1, 4),
             ball_comp=np.asarray([k for _, _, k in self.ball_act], i32),

@@ -122,7 +122,8 @@ def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_
                     joint_q: jnp.ndarray | None = None) -> jnp.ndarray:
     """Drive targets → MuJoCo ``ctrl`` ``(nu,)``.
 
-    Position actuators read ``joint_target_q``, velocity actuators ``joint_target_qd``. BALL position actuators
+    Position actuators read ``joint_target_q``, velocity actuators ``joint_target_qd``; POSITION-mode actuators
+    (damping ``kd`` in their bias) add ``(kd / kp) joint_target_qd`` (jaxart's ``kd (q̇* − q̇)``). BALL position actuators
     (``mjTRN_JOINTINPARENT``: length ``log(q)_k``, force along parent-anchor axis ``k``) get component ``k`` of
     ``log(q_t q⁻¹) + log(q)`` with ``q`` the current ``joint_q``, so their force ``kp (ctrl_k − log(q)_k)`` is
     jaxart's ``kp log(q_t q⁻¹)_k`` at the step's state (and its derivative in ``q``); without ``joint_q`` the
@@ -138,6 +139,9 @@ def control_to_ctrl(layout: MjLayout, joint_target_q: jnp.ndarray, joint_target_
             q = quat_normalize(joint_q[layout.ball_src].astype(target.dtype))
             rotvec = quat_rotation_vector(quat_mul(target, quat_conjugate(q))) + quat_rotation_vector(q)
         ctrl = ctrl.at[layout.ball_act].set(jnp.take_along_axis(rotvec, layout.ball_comp[:, None], axis=1)[:, 0])
+    if layout.pos_vel_act.size:  # POSITION drives' kd q̇* (the layout's pos_vel_* fields)
+        ratio = jnp.asarray(layout.pos_vel_ratio, ctrl.dtype)
+        ctrl = ctrl.at[layout.pos_vel_act].add(ratio * joint_target_qd[layout.pos_vel_src])
     return ctrl.at[layout.vel_act].set(joint_target_qd[layout.vel_src])
 
 
