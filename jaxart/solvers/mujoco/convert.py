@@ -51,7 +51,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   a warning when set below its default.
 * Mass: positive-mass bodies get explicit ``mass``, ``ipos`` and ``diaginertia`` or
   ``fullinertia`` (off-diagonal terms); zero-mass bodies are left to MuJoCo.
-* Actuators per ``joint_target_mode``: POSITION ``gainprm=[kp]``, ``biasprm=[0,−kp,−kd]``;
+* Actuators per ``joint_target_mode``: POSITION ``gainprm=[kp]``, ``biasprm=[0,−kp,−kd]`` with
+  ``ctrl = q* + (kd/kp) q̇*`` (jaxart's ``kp (q* − q) + kd (q̇* − q̇)``; ``kp = 0``: a velocity actuator);
   VELOCITY ``gainprm=[kd]``, ``biasprm=[0,0,−kd]``; POSITION_VELOCITY two actuators
   (``[kp]``/``[0,−kp,0]`` and ``[kd]``/``[0,0,−kd]``); NONE and EFFORT none. BALL joints get one
   ``mjTRN_JOINTINPARENT`` actuator per axis with ``gear`` = that axis (length: the rotation vector
