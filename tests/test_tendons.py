@@ -221,20 +221,6 @@ def test_mjcf_import_round_trip():
     np.testing.assert_allclose(model.tendon_springlength[1], m.tendon_lengthspring[1])
 
 
-def test_mjcf_inside_side_site_is_reported_and_skipped():
-    """Geometry wrapping is imported (tests/test_tendon_wrap.py); a side site inside the geometry (MuJoCo's inside
-    wrapping) is not: reported, and the tendon skipped."""
-    xml = _MJCF.replace('<site site="sa"/>', '<geom geom="wrapcyl" sidesite="inner"/>').replace(
-        '<site name="sa" pos="0.1 0 -0.3"/>',
-        '<geom name="wrapcyl" type="cylinder" size="0.05 0.1" pos="0.1 0 -0.3"/><site name="inner" pos="0.1 0 -0.3"/>')
-    b = jaxart.ModelBuilder()
-    with pytest.warns(UserWarning, match="tendon 'ts': sidesite 'inner' is inside geom 'wrapcyl'"):
-        res = b.add_mjcf(xml)
-    assert set(res["tendons"]) == {"tf"} and b.tendon_count == 1
-    with pytest.raises(ValueError, match="inside wrapping"):
-        jaxart.ModelBuilder().add_mjcf(xml, strict=True)
-
-
 def test_builder_validation():
     b, links, joints = _chain(tendons=False)
     ball_child = b.add_link(mass=1.0, inertia=_INERTIA)

@@ -17,14 +17,20 @@ cylinder axis ``a``) and optionally a side point, its length follows MuJoCo's ``
 
 Every branch is a ``jnp.where`` over finite quantities (clamped square roots, safe norms and angles), so the
 length is differentiable in ``x0``, ``x1``, ``c`` and ``a`` wherever the branch choice is locally constant, and
-gradients stay finite in the branch not taken. MuJoCo's "inside" wrapping (a side point inside the geometry) is
-not implemented (rejected by the builder).
+gradients stay finite in the branch not taken.
+
+A side point inside the geometry (``|side − centre| < r`` in 3D, for a cylinder too: MuJoCo's test) selects
+MuJoCo's *inside* wrapping instead (:func:`~jaxart.dynamics.tendon_wrap_inside.inside_wrap`): the path passes
+through the disk, touching the circle at one point (zero arc; for a cylinder both tangent heights coincide).
+The side point may sit on any body: only its world position is read, and it selects branches without entering
+the length (its gradient is zero).
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxart.dynamics.tendon_wrap_inside import inside_wrap
 from jaxart.math.safe import safe_atan2, safe_norm, safe_normalize
 
 __all__ = ["wrapped_length"]
@@ -118,7 +124,7 @@ def wrapped_length(x0, x1, centre, axis, radius, side=None, *, cylinder, has_sid
         centre: ``(3,)`` world centre of the geometry.
         axis: ``(3,)`` world unit axis of the cylinder (ignored for a sphere).
         radius: Radius [m].
-        side: ``(3,)`` world side point, or ``None``.
+        side: ``(3,)`` world side point, or ``None`` (inside the geometry: inside wrapping).
         cylinder: ``True`` for a cylinder, ``False`` for a sphere (a bool or a traced boolean).
         has_side: Whether ``side`` is used (a bool or a traced boolean; default: ``side is not None``).
 
@@ -136,6 +142,11 @@ def wrapped_length(x0, x1, centre, axis, radius, side=None, *, cylinder, has_sid
     s = side - centre
     sd = safe_normalize(jnp.stack([s @ u, s @ v])) * radius
     wrapped, t0, t1, arc = _circle_wrap(e0, e1, sd, has_side, radius)
+    inside = has_side & (safe_norm(s) < radius)
+    wrapped_in, t_in = inside_wrap(e0, e1, radius)
+    wrapped = jnp.where(inside, wrapped_in, wrapped)
+    t0, t1 = jnp.where(inside, t_in, t0), jnp.where(inside, t_in, t1)
+    arc = jnp.where(inside, 0.0, arc)
     w0 = t0[0] * u + t0[1] * v
     w1 = t1[0] * u + t1[1] * v
     # cylinder: heights along the axis interpolated by the planar path length (zero factor for a sphere)

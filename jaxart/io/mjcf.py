@@ -35,7 +35,7 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================
 
-Unsupported features (tendon inside wrapping/friction, tendon/flex/site equalities, sensors, per-pair
+Unsupported features (tendon friction, tendon/flex/site equalities, sensors, per-pair
 contact parameters, keyframes, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
 gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
 is touched).

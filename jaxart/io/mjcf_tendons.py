@@ -6,7 +6,8 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``<fixed>``: each ``<joint joint= coef=>`` entry → ``(joint, coef)`` (hinge/slide joints imported as
   scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
 * ``<spatial>``: ``<site>`` entries → the sites' positions on their (jaxart) bodies; ``<geom geom= sidesite=>`` →
-  :class:`~jaxart.sim.builder_tendons.TendonWrapGeom` of the geom's imported shape (and the side site's shape);
+  :class:`~jaxart.sim.builder_tendons.TendonWrapGeom` of the geom's imported shape (and the side site's shape, on
+  any body; a side site inside the geom selects MuJoCo's inside wrapping, as in MuJoCo);
   ``<pulley divisor=>`` → :class:`~jaxart.sim.builder_tendons.TendonWrapPulley`.
 * Actuators on the tendon (:func:`~jaxart.io.mjcf_actuators.map_tendon_actuators`): position / velocity servos
   → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``;
@@ -17,9 +18,8 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``frictionloss``, ``armature``, ``margin`` → the same builder arguments (MuJoCo's meaning; friction becomes
   jaxart's smooth Coulomb law, ``solreffriction``/``solimpfriction`` are not used).
 
-Reported (and skipped or approximated): side sites on another body than their wrapping geom or inside it
-(MuJoCo's inside wrapping; tendon skipped), fixed tendons on joints that become DOFs of a D6 joint (tendon
-skipped) and nonlinear stiffness/damping polynomials (ignored).
+Reported (and skipped or approximated): fixed tendons on joints that become DOFs of a D6 joint (tendon skipped)
+and nonlinear stiffness/damping polynomials (ignored).
 """
 
 from __future__ import annotations
@@ -51,17 +51,6 @@ def _skipped(m, i: int) -> str | None:
     adr = int(m.tendon_adr[i])
     types = _wraps(m, i)
     if _JOINT not in types:
-        for k, w in enumerate(types):
-            side = int(round(float(m.wrap_prm[adr + k]))) if w in _GEOMS else -1
-            if side < 0:
-                continue
-            g = int(m.wrap_objid[adr + k])
-            if int(m.site_bodyid[side]) != int(m.geom_bodyid[g]):
-                return (f"tendon {_name(m, i)!r}: sidesite {m.site(side).name!r} is on another body than geom "
-                        f"{m.geom(g).name!r} (only side sites on the geometry's body are imported; skipped)")
-            if np.linalg.norm(m.site_pos[side] - m.geom_pos[g]) < float(m.geom_size[g][0]):
-                return (f"tendon {_name(m, i)!r}: sidesite {m.site(side).name!r} is inside geom {m.geom(g).name!r} "
-                        "(MuJoCo's inside wrapping is not supported; skipped)")
         return None
     for k in range(int(m.tendon_num[i])):
         j = int(m.wrap_objid[adr + k])

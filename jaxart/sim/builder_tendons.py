@@ -40,8 +40,9 @@ class TendonWrapGeom:
 
     Attributes:
         geom: Shape index (a sphere, or a cylinder: wrapped as an infinite cylinder along its local Z).
-        sidesite: Optional site (on the shape's body, outside the shape) whose side of the geometry the tendon
-            passes on.
+        sidesite: Optional site (on any body) whose side of the geometry the tendon passes on; a side site
+            inside the geometry (``|site − centre| < radius``, checked at every evaluation as in MuJoCo) makes the
+            tendon pass through it instead (MuJoCo's inside wrapping).
     """
 
     geom: int
@@ -185,8 +186,7 @@ class TendonBuilderMixin:
 
         Raises:
             ValueError: Bad entries or a path breaking the rules above.
-            NotImplementedError: Wrapping around other shape types, a side site on another body than the geometry
-                or inside it (MuJoCo's inside wrapping), and the ``add_tendon_fixed`` cases.
+            NotImplementedError: Wrapping around other shape types and the ``add_tendon_fixed`` cases.
         """
         name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
         what = f"add_tendon_spatial(label={name!r})"
@@ -246,14 +246,7 @@ class TendonBuilderMixin:
         out = [(kind, body, xf[:3].copy(), axis, radius)]
         if entry.sidesite is None:
             return out
-        sb, sp = self._tendon_site(entry.sidesite, f"{what}: sidesite")
-        if sb != body:
-            raise NotImplementedError(f"{what}: sidesite {self.shape_label[entry.sidesite]!r} is on another body than "
-                                      f"geom {self.shape_label[g]!r}; only side sites on the geometry's body are "
-                                      "supported")
-        if np.linalg.norm(sp - xf[:3]) < radius:
-            raise NotImplementedError(f"{what}: sidesite {self.shape_label[entry.sidesite]!r} is inside geom "
-                                      f"{self.shape_label[g]!r} (MuJoCo's inside wrapping is not supported)")
+        sb, sp = self._tendon_site(entry.sidesite, f"{what}: sidesite")  # any body; inside: inside wrapping
         return [*out, (TendonPathKind.SIDE, sb, sp, np.zeros(3), 0.0)]
 
     def _append_tendon(self, kind: TendonType, name: str, what: str, entries: tuple, *, stiffness, damping,

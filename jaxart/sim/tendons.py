@@ -37,7 +37,8 @@ class TendonPathKind(enum.IntEnum):
 
     SITE: a point on the path. SPHERE / CYLINDER: a wrapping geometry between two SITE entries (point = centre,
     ``tendon_attachment_axis`` = cylinder axis, ``tendon_attachment_param`` = radius). SIDE: the side point of the
-    geometry entry before it (on the same body). PULLEY: starts a branch (``tendon_attachment_param`` = divisor).
+    geometry entry before it (on any body; inside the geometry: MuJoCo's inside wrapping). PULLEY: starts a
+    branch (``tendon_attachment_param`` = divisor).
     """
 
     SITE = 0

@@ -5,7 +5,8 @@
 * SPATIAL → one new site per attachment point (``<tendon label>__p<i>``, on the point's MuJoCo body, at
   the point re-expressed in that body's MuJoCo frame) and ``wrap_site`` through them in order; a pulley →
   ``wrap_pulley(divisor)``; a wrapping sphere / cylinder → a new massless, non-colliding geom ``<label>__g<i>`` of
-  the same radius and axis on that body and ``wrap_geom`` (with a new side site ``<label>__s<i>``).
+  the same radius and axis on that body and ``wrap_geom`` (with a new side site ``<label>__s<i>`` on the side
+  point's own body; inside the geom it selects MuJoCo's inside wrapping, as in jaxart).
 * ``stiffness``, ``damping``, ``springlength`` (already resolved by ``finalize``) are copied; a finite
   length range becomes ``limited`` with ``range``, and ``limit_ke > 0`` gives ``solref_limit = (−ke, −kd)``
   (direct stiffness/damping, as the bridge maps joint limits). MuJoCo's limit is a soft constraint
