@@ -1,5 +1,10 @@
 """Loop-closing joints of the MuJoCo bridge: drives (site transmission) and auxiliary bodies.
 
+``ACCELERATION`` drives on loop joints scale their actuators by SolverFeatherstone's constrained effective inertia
+of the loop axis (:mod:`jaxart.solvers.mujoco.step_model`); ``Control.joint_f`` on loop joints without an auxiliary
+body becomes body wrenches (:mod:`jaxart.solvers.mujoco.loop_forces`), on those with one it acts on the auxiliary
+joints.
+
 A loop-closing joint has no MuJoCo joint (its constraint is a set of equality rows,
 :mod:`jaxart.solvers.mujoco.equality`), so its drive acts through a *site* transmission with a
 reference site: a site ``<joint>__child`` on the child's MuJoCo body at the child anchor ``joint_X_c``
@@ -23,10 +28,11 @@ the relative rotation vector — the tree BALL mapping's — and ``ctrl`` the ta
 (``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
 joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
 auxiliary joint's tiny inertia that cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad
-apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Drive damping and joint damping on
-multi-axis D6 loop joints (Euler-angle coordinates, not expressible by a site transmission) stay on the auxiliary
-joints and therefore raise ``NotImplementedError`` unless the integrator keeps them explicit (``rk4``; ``euler`` for
-drive damping).
+apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Multi-axis D6 loop joints (Euler-angle
+and non-orthogonal linear coordinates, which no fixed site pair measures) get *rate actuators* for their joint
+damping and their drives' velocity parts, with the reference site and gear updated every step, and position
+actuators (stiffness only) on their auxiliary joints; loop FREE / DISTANCE joints get rate actuators for their
+damping (:mod:`jaxart.solvers.mujoco.loop_rates`). No auxiliary joint carries damping.
 
 Loop-closing PRISMATIC joints and D6 joints with linear axes or two angular axes have no MuJoCo
 equality; enabled REVOLUTE-like (0 linear + 1 angular DOF) and BALL-like (0 + 3) loop joints with finite
@@ -37,7 +43,7 @@ tree-joint mapping, :func:`jaxart.solvers.mujoco.joints.add_joints`: slides then
 a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the child anchor ``joint_X_c``. The
 loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
 tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
-above (multi-axis D6: the tree mapping's actuators and damping), ``step`` writes them back, and before each step
+above, ``step`` writes them back, and before each step
 they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
 coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
 loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass

@@ -30,7 +30,11 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         (or BALL drives) → an auxiliary body welded to the child, drives (and
                         with an auxiliary body damping) on one-DOF and BALL loop joints →
                         site-transmission actuators
-                        (:mod:`jaxart.solvers.mujoco.loops`), loop FREE joints → nothing; the
+                        (:mod:`jaxart.solvers.mujoco.loops`), velocity terms of multi-axis D6
+                        loops and damping of loop FREE/DISTANCE joints → rate actuators with
+                        per-step reference sites (:mod:`jaxart.solvers.mujoco.loop_rates`),
+                        ``joint_f`` on loops without MuJoCo DOFs → body wrenches
+                        (:mod:`jaxart.solvers.mujoco.loop_forces`), loop FREE joints → nothing; the
                         ``enabled`` flags set ``eq_active`` in every step (switch them with
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
@@ -48,7 +52,9 @@ ACCELERATION drives     tree joints: the position / velocity actuators' ``gainpr
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
                         :func:`~jaxart.dynamics.drive_inertia.drive_inertia`; only models with
-                        such drives pay for it); loop-closing joints: NotImplementedError.
+                        such drives pay for it); loop-closing joints: SolverFeatherstone's
+                        constrained ``1/(J W Jᵀ)`` of the loop axis
+                        (:mod:`jaxart.solvers.mujoco.step_model`).
 ======================  =====================================================================
 """
 
