@@ -206,15 +206,16 @@ def site_driven(h, j: int) -> bool:
 
 
 def add_loop_drives(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> None:
-    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops`` that
-    :func:`site_driven` selects (module docstring).
+    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops``: those that
+    :func:`site_driven` selects, and the rate actuators of multi-axis D6 and damped FREE / DISTANCE loop joints
+    (:func:`~jaxart.solvers.mujoco.loop_rates.add_rate_actuators`; module docstring).
 
     Args:
         spec: The spec (bodies added).
         h: The converter's host copy of the model.
         fr: The equality module's ``_Frames`` (MuJoCo body names and frame offsets).
         loops: Loop-closing joints.
-        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act`` receive the actuators).
+        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act``/``loop_rates`` receive the actuators).
     """
     for j in loops:
         aux = needs_aux(h, j)
