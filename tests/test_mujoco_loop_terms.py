@@ -215,3 +215,31 @@ def test_loop_joint_f_matches_featherstone():
     assert np.abs(ref - ref_free).max() > 1e-2  # the torque matters
     np.testing.assert_allclose(mj, ref, atol=1e-4)
     np.testing.assert_allclose(mj_free, ref_free, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["free", "ball"])
+def test_loop_joint_f_wrenches_are_featherstones_generalized_force(kind):
+    """The body wrenches of ``joint_f`` on a loop FREE joint (force at the child COM, tilted parent anchor) or BALL
+    joint exert on the tree DOFs exactly SolverFeatherstone's ``J_Lᵀ f`` (``J_L`` the loop axes' rows)."""
+    from jaxart.dynamics import eval_generalized_external_force
+    from jaxart.dynamics.loop_axes import loop_axis_rates
+    from jaxart.solvers.mujoco.loop_forces import loop_joint_wrenches
+
+    if kind == "free":
+        model, lj = _free_model()
+        f = [1.0, -2.0, 0.5, 0.3, -0.2, 0.7]
+    else:
+        model, _ = _effort_model("ball")
+        lj = model.joint_count - 1  # fourbar_builder adds the loop joint last
+        f = [0.3, -0.2, 0.7]
+    solver = SolverMuJoCo(model)
+    st = _state(model, [0.4, -0.4, 0.5])
+    d0 = int(model.joint_qd_start[lj])
+    joint_f = jnp.zeros(model.joint_dof_count, F64).at[d0:d0 + len(f)].set(f)
+    wrenches = loop_joint_wrenches(solver.layout, model, st.body_q, joint_f)
+    axes = loop_axis_plan(model)
+    f_l = joint_f[axes.dofs]
+    want = jax.grad(lambda qd: loop_axis_rates(model, st.joint_q, qd, st.body_q, axes) @ f_l)(st.joint_qd)[:3]
+    got = -eval_generalized_external_force(model, st, body_f=wrenches)[:3]
+    assert np.abs(want).max() > 0.1
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
