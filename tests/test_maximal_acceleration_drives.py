@@ -216,13 +216,8 @@ def test_xpbd_acceleration_drive_derivative_fd():
 
 
 def test_unsupported_acceleration_drives_raise_precisely():
-    """SolverMuJoCo: ACCELERATION drives on loop-closing joints; SolverXPBD: any drive on a FREE joint."""
-    b = jaxart.ModelBuilder()
-    body = b.add_link(com=(0.3, 0.0, 0.0), mass=1.0, inertia=np.eye(3) * 0.01, lock_inertia=True)
-    b.add_articulation([b.add_joint_free(body)])
-    b.add_joint_revolute(-1, body, axis=(0, 0, 1), label="loop_hinge", **ACCEL)
-    with pytest.raises(NotImplementedError, match="SolverMuJoCo.*loop_hinge.*ACCELERATION.*loop-closing"):
-        jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
+    """SolverXPBD: any drive on a FREE joint (SolverMuJoCo maps ACCELERATION drives on loop-closing joints now:
+    tests/test_mujoco_loop_terms.py)."""
     b = jaxart.ModelBuilder()
     body = b.add_link(mass=1.0, inertia=np.eye(3) * 0.01, lock_inertia=True)
     b.add_articulation([b.add_joint_free(body, label="floater")])

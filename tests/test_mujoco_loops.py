@@ -384,15 +384,16 @@ def test_distance_ropes_match_featherstone():
 
 
 def test_loop_free_and_distance_joints_without_coordinates():
-    """A loop FREE joint maps to nothing; terms on loop FREE / DISTANCE joints (no MuJoCo coordinates) raise naming the
-    joint (tree FREE / DISTANCE joints below a body or with per-DOF terms: tests/test_mujoco_free_ball_terms.py)."""
+    """A loop FREE joint maps to nothing; terms other than damping on loop FREE / DISTANCE joints (no MuJoCo
+    coordinates) raise naming the joint (tree FREE / DISTANCE joints below a body or with per-DOF terms:
+    tests/test_mujoco_free_ball_terms.py)."""
     b, ix = chain_builder()
     b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
     model = b.finalize(dtype=F64)
     mj = SolverMuJoCo(model).mj_model
     assert mj.neq == 0 and mj.njnt == 3 and mj.nbody == 4
-    b.joint_dof["damping"][-1] = 0.5
-    with pytest.raises(NotImplementedError, match="'loop'.*loop-closing FREE"):
+    b.joint_dof["stiffness"][-1] = 0.5
+    with pytest.raises(NotImplementedError, match="'loop'.*joint_stiffness.*loop-closing FREE"):
         SolverMuJoCo(b.finalize(dtype=F64))
     b, _ = _rope_builder()
     b.joint_target_mode[-6] = int(jaxart.JointTargetMode.POSITION)
@@ -420,14 +421,16 @@ def test_constraints_name_auxiliary_loop_joints_and_mjcf_warns(tmp_path):
         solver.save_to_mjcf(str(tmp_path / "loop.xml"))
 
 
-def test_damped_multi_axis_d6_loop_needs_an_explicit_integrator():
-    """Damping on a multi-axis D6 loop joint stays on its auxiliary joints, where an implicit integrator would cancel
-    the weld: it raises with implicit-fast and maps with RK4 (compile only)."""
+def test_damped_multi_axis_d6_loop_maps_damping_to_rate_actuators():
+    """Damping on a multi-axis D6 loop joint is not on its auxiliary joints (an implicit integrator would cancel the
+    weld there) but a rate actuator between coupler and rocker per axis, with every integrator (compile only;
+    :mod:`tests.test_mujoco_loop_terms` checks the rates and the motion)."""
     b, lj = fourbar_builder("d6")
     b.joint_dof["damping"][b.joint_qd_start[lj]] = 0.5
     model = b.finalize(dtype=F64)
-    with pytest.raises(NotImplementedError, match="'loop'.*joint_damping.*'implicitfast'.*rk4"):
-        model_to_spec(model, resolve_options())
-    mj = model_to_spec(model, resolve_options(integrator="rk4"))[0].compile()
-    np.testing.assert_allclose(mj.dof_damping[mj.jnt_dofadr[mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT,
-                                                                                 "loop_lin")]], 0.5)
+    for integrator in ("implicitfast", "rk4"):
+        mj = model_to_spec(model, resolve_options(integrator=integrator))[0].compile()
+        assert not mj.dof_damping.any()
+        a = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, "loop_0_damp")
+        assert mj.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_SITE
+        np.testing.assert_allclose(mj.actuator_biasprm[a, :3], [0.0, 0.0, -0.5])

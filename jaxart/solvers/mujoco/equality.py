@@ -27,11 +27,14 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
   (:mod:`jaxart.solvers.mujoco.loops`); loop PRISMATIC / D6 joints, REVOLUTE / BALL-like ones with limits or
   passive terms and driven BALL-like ones get an auxiliary body welded to the child (same module). A loop FREE
   joint constrains nothing and maps to nothing; a loop DISTANCE joint maps to its distance-limit tendon
-  (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`); drives, per-DOF limits or passive terms on either
-  raise ``NotImplementedError`` (:func:`~jaxart.solvers.mujoco.loops.check_loop_drive`). Other loop-joint shapes
-  (e.g. a D6 with no DOF) raise ``NotImplementedError`` (Newton warns and skips them). The coordinates of loop
-  joints without an auxiliary body are not MuJoCo coordinates: ``step`` leaves them unchanged. JOINT equalities,
-  mimics and fixed tendons may name a loop joint with an auxiliary body (they act on its first auxiliary joint).
+  (:func:`jaxart.solvers.mujoco.tendons.add_distance_tendons`); their damping maps to rate actuators
+  (:mod:`jaxart.solvers.mujoco.loop_rates`), drives, per-DOF limits, armature, springs or friction on either
+  raise ``NotImplementedError`` (:func:`~jaxart.solvers.mujoco.loops.check_loop_drive`). ``Control.joint_f`` on
+  loop joints without MuJoCo DOFs is applied as body wrenches (:mod:`jaxart.solvers.mujoco.loop_forces`).
+  Other loop-joint shapes (e.g. a D6 with no DOF) raise ``NotImplementedError`` (Newton warns and skips them). The
+  coordinates of loop joints without an auxiliary body are not MuJoCo coordinates: ``step`` leaves them unchanged.
+  JOINT equalities, mimics and fixed tendons may name a loop joint with an auxiliary body (they act on its first
+  auxiliary joint).
 """
 
 from __future__ import annotations

@@ -123,6 +123,7 @@ class LayoutRecorder:
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
         self.aux: list[tuple[str, str]] = []  # (auxiliary body, child body) of loop joints: mujoco_loops
+        self.loop_rates: list[tuple] = []  # sites / angular gears of loop rate actuators: mujoco.loop_rates
         self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body
         self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 

@@ -1,5 +1,10 @@
 """Loop-closing joints of the MuJoCo bridge: drives (site transmission) and auxiliary bodies.
 
+``ACCELERATION`` drives on loop joints scale their actuators by SolverFeatherstone's constrained effective inertia
+of the loop axis (:mod:`jaxart.solvers.mujoco.step_model`); ``Control.joint_f`` on loop joints without an auxiliary
+body becomes body wrenches (:mod:`jaxart.solvers.mujoco.loop_forces`), on those with one it acts on the auxiliary
+joints.
+
 A loop-closing joint has no MuJoCo joint (its constraint is a set of equality rows,
 :mod:`jaxart.solvers.mujoco.equality`), so its drive acts through a *site* transmission with a
 reference site: a site ``<joint>__child`` on the child's MuJoCo body at the child anchor ``joint_X_c``
@@ -23,10 +28,11 @@ the relative rotation vector — the tree BALL mapping's — and ``ctrl`` the ta
 (``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
 joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
 auxiliary joint's tiny inertia that cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad
-apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Drive damping and joint damping on
-multi-axis D6 loop joints (Euler-angle coordinates, not expressible by a site transmission) stay on the auxiliary
-joints and therefore raise ``NotImplementedError`` unless the integrator keeps them explicit (``rk4``; ``euler`` for
-drive damping).
+apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Multi-axis D6 loop joints (Euler-angle
+and non-orthogonal linear coordinates, which no fixed site pair measures) get *rate actuators* for their joint
+damping and their drives' velocity parts, with the reference site and gear updated every step, and position
+actuators (stiffness only) on their auxiliary joints; loop FREE / DISTANCE joints get rate actuators for their
+damping (:mod:`jaxart.solvers.mujoco.loop_rates`). No auxiliary joint carries damping.
 
 Loop-closing PRISMATIC joints and D6 joints with linear axes or two angular axes have no MuJoCo
 equality; enabled REVOLUTE-like (0 linear + 1 angular DOF) and BALL-like (0 + 3) loop joints with finite
@@ -37,7 +43,7 @@ tree-joint mapping, :func:`jaxart.solvers.mujoco.joints.add_joints`: slides then
 a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the child anchor ``joint_X_c``. The
 loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
 tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
-above (multi-axis D6: the tree mapping's actuators and damping), ``step`` writes them back, and before each step
+above, ``step`` writes them back, and before each step
 they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
 coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
 loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass
@@ -60,6 +66,7 @@ import numpy as np
 from jaxart.sim.enums import JointTargetMode, JointType
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
 from jaxart.solvers.mujoco.joints import _UNLIMITED, add_joints
+from jaxart.solvers.mujoco.loop_rates import add_rate_actuators, rate_joint
 from jaxart.solvers.mujoco.shapes import wxyz
 
 _IDENT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -100,7 +107,7 @@ def needs_aux(h, j: int) -> bool:
     return has_terms(h, j) or (na == 3 and driven(h, j))
 
 
-def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator: str) -> list[int]:
+def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator: str = "") -> list[int]:
     """The auxiliary bodies (with the loop joints' MuJoCo joints) of the loops that need one (module docstring).
 
     Args:
@@ -109,14 +116,10 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator
         fr: The equality module's ``_Frames``.
         loops: Loop-closing joints.
         rec: The layout recorder (``scalar`` receives the joints, ``aux`` the ``(aux body, child body)`` names).
-        integrator: The resolved integrator option.
+        integrator: The resolved integrator option (unused: every mapping serves all integrators).
 
     Returns:
-        The loop joints given an auxiliary body (``h.aux_actuated``: those whose drives are auxiliary-joint actuators).
-
-    Raises:
-        NotImplementedError: Damping or drive damping on a multi-axis D6 loop joint with an integrator that makes it
-            implicit.
+        The loop joints given an auxiliary body.
     """
     out = []
     for j in loops:
@@ -131,18 +134,8 @@ def add_aux_bodies(spec: mujoco.MjSpec, h, fr, loops: list[int], rec, integrator
         body.mass = AUX_MASS
         body.inertia = [AUX_INERTIA] * 3
         add_joints(body, h, j, rec, _IDENT)
-        if site_driven(h, j):  # drives and damping act through sites (add_loop_drives)
-            for jnt in body.joints:
-                jnt.damping = [0.0, 0.0, 0.0]
-        else:
-            bad = _velocity_terms(h, j, integrator)
-            if bad:
-                raise NotImplementedError(
-                    f"{what}: {' and '.join(bad)} on a multi-axis loop D6 joint are not mapped with the "
-                    f"{integrator!r} integrator (it treats them implicitly on the auxiliary joints, whose tiny inertia "
-                    "then cancels the weld's force); use integrator='rk4'" + (
-                        "" if bad == ["joint_damping"] or integrator == "euler" else " or 'euler'"))
-            h.aux_actuated = (*getattr(h, "aux_actuated", ()), int(j))
+        for jnt in body.joints:  # damping acts through sites (add_loop_drives)
+            jnt.damping = [0.0, 0.0, 0.0]
         rec.aux.append((f"{label}__aux", fr.name(int(h.child[j]), what)))
         nl, na = (int(x) for x in h.dof_dim[j])
         rec.loop_axes.append((int(j), p, int(h.child[j]), int(h.jtype[j]), nl, na, int(h.qd_start[j]),
@@ -176,7 +169,8 @@ def check_loop_drive(h, j: int) -> None:
     """Raise for terms on loop joints that map to no MuJoCo coordinate (FREE, DISTANCE).
 
     A loop FREE joint constrains nothing and a loop DISTANCE joint only its anchor distance (a tendon), so neither
-    has MuJoCo coordinates to carry drives, per-DOF limits, armature, springs, damping or friction.
+    has MuJoCo coordinates to carry drives, per-DOF limits, armature, springs or friction; their damping acts through
+    rate actuators (:mod:`~jaxart.solvers.mujoco.loop_rates`).
 
     Raises:
         NotImplementedError: Such a term on a loop FREE/DISTANCE joint, or a drive on a loop joint that is neither
@@ -186,10 +180,18 @@ def check_loop_drive(h, j: int) -> None:
     jt = JointType(int(h.jtype[j]))
     what = f"SolverMuJoCo: joint {h.joint_label[j]!r}"
     if jt in (JointType.FREE, JointType.DISTANCE):
-        if driven(h, j) or has_terms(h, j):
-            raise NotImplementedError(f"{what}: drives, limits, armature, springs, damping or friction on loop-closing "
-                                      f"{jt.name} joints are not mapped (MuJoCo has no coordinates for them; only "
-                                      "DISTANCE limits are, as a tendon)")
+        ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
+        lim = slice(ds + 1 if jt == JointType.DISTANCE else ds, de)
+        bad = [name for name, hit in (
+            ("drives", driven(h, j)),
+            ("per-DOF limits", np.any(h.joint_limit_lower[lim] > -_UNLIMITED)
+             or np.any(h.joint_limit_upper[lim] < _UNLIMITED)),
+            *((f, np.any(getattr(h, f)[ds:de] != 0.0)) for f in ("joint_armature", "joint_stiffness",
+                                                                 "joint_friction"))) if hit]
+        if bad:
+            raise NotImplementedError(f"{what}: {', '.join(bad)} on loop-closing {jt.name} joints are not mapped "
+                                      "(MuJoCo has no coordinates for them; DISTANCE limits map to a tendon and "
+                                      "joint_damping to rate actuators)")
         return
     if driven(h, j) and (nl, na) != (0, 1) and not needs_aux(h, j):
         raise NotImplementedError(f"{what}: drives on loop-closing {jt.name} joints with {nl} linear + {na} angular "
@@ -203,34 +205,28 @@ def site_driven(h, j: int) -> bool:
     return nl + na == 1 or int(h.jtype[j]) == JointType.BALL
 
 
-def _velocity_terms(h, j: int, integrator: str) -> list[str]:
-    """The terms of loop joint ``j`` that ``integrator`` makes implicit in velocity (damping; drive damping)."""
-    ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
-    out = ["joint_damping"] if integrator != "rk4" and np.any(h.joint_damping[ds:de] != 0.0) else []
-    vel = np.isin(h.mode[ds:de], (JointTargetMode.POSITION, JointTargetMode.VELOCITY,
-                                  JointTargetMode.POSITION_VELOCITY)) & (h.joint_target_kd[ds:de] != 0.0)
-    if integrator in ("implicit", "implicitfast") and np.any(vel):
-        out.append("joint_target_kd")
-    return out
-
-
 def add_loop_drives(spec: mujoco.MjSpec, h, fr, loops: list[int], rec) -> None:
-    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops`` that
-    :func:`site_driven` selects (module docstring).
+    """Sites and site-transmission actuators for the drives and damping of the loop joints ``loops``: those that
+    :func:`site_driven` selects, and the rate actuators of multi-axis D6 and damped FREE / DISTANCE loop joints
+    (:func:`~jaxart.solvers.mujoco.loop_rates.add_rate_actuators`; module docstring).
 
     Args:
         spec: The spec (bodies added).
         h: The converter's host copy of the model.
         fr: The equality module's ``_Frames`` (MuJoCo body names and frame offsets).
         loops: Loop-closing joints.
-        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act`` receive the actuators).
+        rec: The layout recorder (``pos_act``/``vel_act``/``ball_act``/``loop_rates`` receive the actuators).
     """
     for j in loops:
         aux = needs_aux(h, j)
-        damped = aux and np.any(h.joint_damping[int(h.qd_start[j]):int(h.qd_start[j + 1])] != 0.0)
-        if not (driven(h, j) or damped) or not site_driven(h, j):
-            continue
+        damped = np.any(h.joint_damping[int(h.qd_start[j]):int(h.qd_start[j + 1])] != 0.0)
         check_loop_drive(h, j)
+        if rate_joint(h, j):  # multi-axis D6 (auxiliary body) or damped FREE / DISTANCE: per-step rate actuators
+            if h.topo.joint_enabled.array[j] and (aux or int(h.jtype[j]) != JointType.D6):
+                add_rate_actuators(spec, h, fr, j, rec)
+            continue
+        if not (driven(h, j) or (aux and damped)) or not site_driven(h, j):
+            continue
         what = f"SolverMuJoCo: loop-closing joint {h.joint_label[j]!r}"
         label = h.joint_label[j]
         site = anchor_site(spec, fr, int(h.child[j]), h.joint_X_c[j], f"{label}__child", what)

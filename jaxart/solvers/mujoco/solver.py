@@ -30,7 +30,11 @@ equality constraints    CONNECT / WELD / JOINT / mimic and loop-closing FIXED / 
                         (or BALL drives) → an auxiliary body welded to the child, drives (and
                         with an auxiliary body damping) on one-DOF and BALL loop joints →
                         site-transmission actuators
-                        (:mod:`jaxart.solvers.mujoco.loops`), loop FREE joints → nothing; the
+                        (:mod:`jaxart.solvers.mujoco.loops`), velocity terms of multi-axis D6
+                        loops and damping of loop FREE/DISTANCE joints → rate actuators with
+                        per-step reference sites (:mod:`jaxart.solvers.mujoco.loop_rates`),
+                        ``joint_f`` on loops without MuJoCo DOFs → body wrenches
+                        (:mod:`jaxart.solvers.mujoco.loop_forces`), loop FREE joints → nothing; the
                         ``enabled`` flags set ``eq_active`` in every step (switch them with
                         ``set_constraints_enabled`` under ``jit``, no retrace). MuJoCo
                         4's C solver adds J̇q̇ to equality reference accelerations, MJX does not:
@@ -57,7 +61,9 @@ ACCELERATION drives     tree joints: the position / velocity actuators' ``gainpr
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
                         :func:`~jaxart.dynamics.drive_inertia.drive_inertia`; only models with
-                        such drives pay for it); loop-closing joints: NotImplementedError.
+                        such drives pay for it); loop-closing joints: SolverFeatherstone's
+                        constrained ``1/(J W Jᵀ)`` of the loop axis
+                        (:mod:`jaxart.solvers.mujoco.step_model`).
 ======================  =====================================================================
 """
 
@@ -71,16 +77,14 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
-from jaxart.dynamics.drive_inertia import drive_inertia, reject_acceleration_drives
-from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
-from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_unmapped
 from jaxart.solvers.mujoco.layout import MjLayout
+from jaxart.solvers.mujoco.loop_forces import loop_joint_wrenches
 from jaxart.solvers.mujoco.loops import fix_aux_invweight, measure_loop_coords
 from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
@@ -91,6 +95,7 @@ from jaxart.solvers.mujoco.state import (
     qpos_to_joint_q,
     qvel_to_joint_qd,
 )
+from jaxart.solvers.mujoco.step_model import step_model_plan, update_step_model
 from jaxart.solvers.mujoco.tendons import tendon_ctrl
 
 
@@ -143,9 +148,6 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
-        reject_acceleration_drives(model, "SolverMuJoCo", joints=model.topology.joint_articulation.array < 0,
-                                   reason="loop-closing joints are site-transmission actuators without a "
-                                   "tree DOF whose effective inertia 1/(M⁻¹)_ii could scale them")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -163,7 +165,7 @@ class SolverMuJoCo:
         self.mjx_model = mjx.put_model(self.mj_model)
         self._data0 = mjx.make_data(self.mjx_model)
         self.update_body_state = bool(update_body_state)
-        self._accel = _acceleration_actuators(model, self.layout)
+        self._accel = step_model_plan(model, self.layout, self.mj_model, recorder)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step, self._accel))
         self._to_data = functools.partial(_to_data, self.layout)
         if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
@@ -288,9 +290,16 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
                                                  control.joint_target_qd.astype(ft), jq), control),
         qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft),
                                      control.joint_act.astype(ft)),
-        xfrc_applied=body_f_to_xfrc(layout, state.body_f.astype(ft), force),
+        xfrc_applied=body_f_to_xfrc(layout, _with_loop_forces(layout, model, state, force), force),
         eq_active=eq_active(layout, model, data0.eq_active),
     )
+
+
+def _with_loop_forces(layout: MjLayout, model: Model, state: State, force):
+    """``state.body_f`` plus the wrenches of ``force`` on loop joints without MuJoCo DOFs (mujoco.loop_forces)."""
+    body_f = state.body_f.astype(force.dtype)
+    extra = loop_joint_wrenches(layout, model, state.body_q.astype(force.dtype), force)
+    return body_f if extra is None else body_f + extra
 
 
 def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: bool) -> State:
@@ -303,50 +312,12 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     return eval_fk(model, joint_q, joint_qd, state)
 
 
-def _acceleration_actuators(model: Model, layout: MjLayout):
-    """Static ``(actuator ids, jaxart DOFs)`` of the drive actuators of ``ACCELERATION`` DOFs, or ``None``."""
-    topo = model.topology
-    accel = acceleration_dofs(topo)
-    if not accel.any():
-        return None
-    qs, ds = np.asarray(topo.joint_q_start.array), np.asarray(topo.joint_qd_start.array)
-    jtype = np.asarray(topo.joint_type.array)
-    coord_dof = np.full(model.joint_coord_count, -1)
-    for j in range(topo.joint_count):
-        n = int(ds[j + 1] - ds[j])
-        if jtype[j] not in (JointType.BALL, JointType.FREE, JointType.DISTANCE) and qs[j + 1] - qs[j] == n:
-            coord_dof[qs[j]:qs[j] + n] = ds[j] + np.arange(n)
-        elif jtype[j] == JointType.BALL:
-            coord_dof[qs[j]] = ds[j]  # first DOF of the BALL joint whose quaternion starts here
-        elif jtype[j] in (JointType.FREE, JointType.DISTANCE):  # slide-mapped: slides, then the ball quaternion
-            coord_dof[qs[j]:qs[j] + 4] = ds[j] + np.arange(4)
-    pairs = [(int(a), int(coord_dof[c])) for a, c in zip(layout.pos_act, layout.pos_src, strict=True)]
-    pairs += [(int(a), int(d)) for a, d in zip(layout.vel_act, layout.vel_src, strict=True)]
-    pairs += [(int(a), int(coord_dof[src[0]] + k))
-              for a, src, k in zip(layout.ball_act, layout.ball_src, layout.ball_comp, strict=True)]
-    pairs = [(a, d) for a, d in pairs if d >= 0 and accel[d]]
-    if not pairs:
-        return None
-    return np.asarray([a for a, _ in pairs], np.int32), np.asarray([d for _, d in pairs], np.int32)
-
-
-def _scale_actuators(m: mjx.Model, accel, model: Model, state: State) -> mjx.Model:
-    """``m`` with the gains and biases of the acceleration-drive actuators times the DOFs' effective inertias
-    ``1 / (M⁻¹)_ii`` at ``state`` (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`, armature included)."""
-    act, dof = accel
-    ft = m.actuator_gainprm.dtype
-    m_eff = drive_inertia(model, state.joint_q, state.body_q)[dof].astype(ft)
-    gain = m.actuator_gainprm.at[act, 0].multiply(m_eff)
-    bias = m.actuator_biasprm.at[act, 1:3].multiply(m_eff[:, None])
-    return m.replace(actuator_gainprm=gain, actuator_biasprm=bias)
-
-
 def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: mjx.Model, data0: mjx.Data,
           state: State, control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
         d = _to_data(layout, data0, state, control, model)
         m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
-        if accel is not None:
-            m = _scale_actuators(m, accel, model, state)
+        if accel is not None:  # acceleration-drive gains, loop rate actuators (mujoco.step_model)
+            m = update_step_model(m, accel, model, state)
         d = advance(m, d, *contacts)
         return _from_data(layout, model, d.qpos, d.qvel, state, fk)
