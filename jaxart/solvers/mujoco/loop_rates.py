@@ -15,7 +15,7 @@ on the parent (both placed at the model's initial configuration) and per DOF wit
 
 * joint damping ``b`` → ``<joint>_<k>_damp`` (gain 0, bias ``(0, 0, −b)``);
 * a drive's velocity part (VELOCITY / POSITION_VELOCITY: ``<joint>_<k>_vel``, gain ``kd``, bias ``(0, 0, −kd)``,
-  ``ctrl = joint_target_qd``; POSITION: its damping ``kd``, gain 0, bias ``(0, 0, −kd)``), force range from
+  ``ctrl = joint_target_qd``; POSITION: its damping part ``kd (q̇* − q̇)``, the same actuator), force range from
   ``joint_effort_limit``; both listed as velocity actuators, so ACCELERATION drives scale them.
 
 The force is ``−b q̇_k`` applied through ``∂q̇_k/∂q̇`` on the real bodies' DOFs, so MuJoCo's Euler / implicit
@@ -109,9 +109,8 @@ def add_rate_actuators(spec: mujoco.MjSpec, h, fr, j: int, rec) -> None:
             _record_gear(rec, f"{tag}_damp", j, k, nl, d6)
         if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY) or (
                 mode == JointTargetMode.POSITION and kd != 0.0):
-            gain = 0.0 if mode == JointTargetMode.POSITION else kd
-            _rate_actuator(spec, f"{tag}_vel", label, gain, kd, gear, effort)
-            rec.vel_act.append((f"{tag}_vel", d))  # POSITION: gain 0, so ctrl = joint_target_qd does nothing
+            _rate_actuator(spec, f"{tag}_vel", label, kd, kd, gear, effort)
+            rec.vel_act.append((f"{tag}_vel", d))  # kd (q̇* − q̇) in every mode (POSITION: its damping part)
             _record_gear(rec, f"{tag}_vel", j, k, nl, d6)
 
 

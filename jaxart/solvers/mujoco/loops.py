@@ -16,14 +16,14 @@ loop joint's coordinate (for one axis: the twist angle / the anchor offset along
 coordinates SolverFeatherstone measures), and its rate the coordinate's rate.
 
 Gains and biases are the tree-joint drive mapping's (:func:`jaxart.solvers.mujoco.joints.add_actuators`):
-POSITION ``gain kp, bias (0, −kp, −kd)``; VELOCITY ``kd, (0, 0, −kd)``; POSITION_VELOCITY both
-actuators. ``ctrl`` comes from ``Control.joint_target_q``/``joint_target_qd`` of the loop joint's
-coordinate/DOF (the layout's ``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's
-``forcerange`` (a tree joint clamps the sum with ``actfrcrange``; with POSITION_VELOCITY and a saturated
-drive the two differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE,
+POSITION ``gain kp, bias (0, −kp, −kd)``, ``ctrl = q* + (kd/kp) q̇*`` (``kp = 0``: gain ``kd``, ``ctrl = q̇*``);
+VELOCITY ``kd, (0, 0, −kd)``; POSITION_VELOCITY both actuators. ``ctrl`` comes from
+``Control.joint_target_q``/``joint_target_qd`` of the loop joint's coordinate/DOF (the layout's
+``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's ``forcerange`` (a tree joint clamps the sum
+with ``actfrcrange``; with POSITION_VELOCITY and a saturated drive the two differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE,
 PRISMATIC, a D6 with one axis: ``gear`` = the axis, translational for a linear one) and of loop BALL joints
 (three actuators ``<joint>_{x,y,z}_pos/_vel`` with ``gear`` = that rotation axis, whose length is that component of
-the relative rotation vector — the tree BALL mapping's — and ``ctrl`` the target quaternion's rotation vector),
+the relative rotation vector — the tree BALL mapping's — and ``ctrl`` as the tree BALL actuators'),
 :func:`site_driven`; when such a joint has an auxiliary body (below) its damping ``b`` is a site actuator too
 (``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
 joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
@@ -249,13 +249,18 @@ def _site_drive(spec, h, rec, d: int, tag: str, trn: tuple, coord) -> None:
     """Position / velocity site actuators of DOF ``d``; ``coord`` is its coordinate, or ``(q_start, axis)`` (BALL)."""
     mode, kp, kd = int(h.mode[d]), float(h.joint_target_ke[d]), float(h.joint_target_kd[d])
     effort = float(h.joint_effort_limit[d])
-    if mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
+    if mode == JointTargetMode.POSITION and kp == 0.0:  # kd (q̇* − q̇) only: a velocity actuator
+        _site_actuator(spec, f"{tag}_pos", *trn[:2], kd, [0.0, 0.0, -kd], trn[2], effort)
+        rec.vel_act.append((f"{tag}_pos", d))
+    elif mode in (JointTargetMode.POSITION, JointTargetMode.POSITION_VELOCITY):
         damp = kd if mode == JointTargetMode.POSITION else 0.0
         _site_actuator(spec, f"{tag}_pos", *trn[:2], kp, [0.0, -kp, -damp], trn[2], effort)
         if isinstance(coord, tuple):
             rec.ball_act.append((f"{tag}_pos", *coord))
         else:
             rec.pos_act.append((f"{tag}_pos", coord))
+        if damp > 0.0:  # ctrl += (kd/kp) q̇* (jaxart's POSITION drive: kp (q* − q) + kd (q̇* − q̇))
+            rec.pos_vel.append((f"{tag}_pos", d, damp / kp))
     if mode in (JointTargetMode.VELOCITY, JointTargetMode.POSITION_VELOCITY):
         _site_actuator(spec, f"{tag}_vel", *trn[:2], kd, [0.0, 0.0, -kd], trn[2], effort)
         rec.vel_act.append((f"{tag}_vel", d))
