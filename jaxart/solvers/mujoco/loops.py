@@ -15,24 +15,24 @@ joint axis (rotational components for an angular axis, translational for a linea
 loop joint's coordinate (for one axis: the twist angle / the anchor offset along the axis, the
 coordinates SolverFeatherstone measures), and its rate the coordinate's rate.
 
-Gains and biases are the tree-joint drive mapping's (:func:`jaxart.solvers.mujoco.joints.add_actuators`):
-POSITION ``gain kp, bias (0, −kp, −kd)``, ``ctrl = q* + (kd/kp) q̇*`` (``kp = 0``: gain ``kd``, ``ctrl = q̇*``);
-VELOCITY ``kd, (0, 0, −kd)``; POSITION_VELOCITY both actuators. ``ctrl`` comes from
-``Control.joint_target_q``/``joint_target_qd`` of the loop joint's coordinate/DOF (the layout's
-``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's ``forcerange`` (a tree joint clamps the sum
-with ``actfrcrange``; with POSITION_VELOCITY and a saturated drive the two differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE,
-PRISMATIC, a D6 with one axis: ``gear`` = the axis, translational for a linear one) and of loop BALL joints
-(three actuators ``<joint>_{x,y,z}_pos/_vel`` with ``gear`` = that rotation axis, whose length is that component of
-the relative rotation vector — the tree BALL mapping's — and ``ctrl`` as the tree BALL actuators'),
-:func:`site_driven`; when such a joint has an auxiliary body (below) its damping ``b`` is a site actuator too
-(``<joint>[_{x,y,z}]_damp``, gain 0, bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary
-joint: MuJoCo's Euler / implicit integrators fold them into ``M + h·D`` after the constraint solve, and on the
-auxiliary joint's tiny inertia that cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad
-apart in 0.5 s), while through the sites ``D`` lands on the real bodies' DOFs. Multi-axis D6 loop joints (Euler-angle
-and non-orthogonal linear coordinates, which no fixed site pair measures) get *rate actuators* for their joint
-damping and their drives' velocity parts, with the reference site and gear updated every step, and position
-actuators (stiffness only) on their auxiliary joints; loop FREE / DISTANCE joints get rate actuators for their
-damping (:mod:`jaxart.solvers.mujoco.loop_rates`). No auxiliary joint carries damping.
+Gains and biases are the tree-joint drive mapping's (:func:`jaxart.solvers.mujoco.joints.add_actuators`): POSITION
+``gain kp, bias (0, −kp, −kd)``, ``ctrl = q* + (kd/kp) q̇*`` (``kp = 0``: gain ``kd``, ``ctrl = q̇*``); VELOCITY ``kd,
+(0, 0, −kd)``; POSITION_VELOCITY both actuators. ``ctrl`` comes from ``Control.joint_target_q``/``joint_target_qd`` of
+the loop joint's coordinate/DOF (the layout's ``pos_act``/``vel_act``). ``joint_effort_limit`` → each actuator's
+``forcerange`` (a tree joint clamps the sum with ``actfrcrange``; with POSITION_VELOCITY and a saturated drive the two
+differ). The site transmission serves the drives of every loop joint with one DOF (REVOLUTE, PRISMATIC, a D6 with one
+axis: ``gear`` = the axis, translational for a linear one) and of loop BALL joints (three actuators
+``<joint>_{x,y,z}_pos/_vel`` with ``gear`` = that rotation axis, whose length is that component of the relative
+rotation vector — the tree BALL mapping's — and ``ctrl`` as the tree BALL actuators'), :func:`site_driven`; when such
+a joint has an auxiliary body (below) its damping ``b`` is a site actuator too (``<joint>[_{x,y,z}]_damp``, gain 0,
+bias ``(0, 0, −b)``). Velocity-dependent forces must not act on an auxiliary joint: MuJoCo's Euler / implicit
+integrators fold them into ``M + h·D`` after the constraint solve, and on the auxiliary joint's tiny inertia that
+cancels the weld's force (measured: a damped loop hinge pulled its weld 0.19 rad apart in 0.5 s), while through the
+sites ``D`` lands on the real bodies' DOFs. Multi-axis D6 loop joints (Euler-angle and non-orthogonal linear
+coordinates, which no fixed site pair measures) get *rate actuators* for their joint damping and their drives'
+velocity parts, with the reference site and gear updated every step, and position actuators (stiffness only) on their
+auxiliary joints; loop FREE / DISTANCE joints get rate actuators for their damping
+(:mod:`jaxart.solvers.mujoco.loop_rates`). No auxiliary joint carries damping.
 
 Loop-closing PRISMATIC joints and D6 joints with linear axes or two angular axes have no MuJoCo
 equality; enabled REVOLUTE-like (0 linear + 1 angular DOF) and BALL-like (0 + 3) loop joints with finite
