@@ -88,12 +88,12 @@ def test_rate_actuators_measure_featherstone_loop_rates(kind):
     solver = SolverMuJoCo(model)  # implicit-fast: no NotImplementedError any more
     mj = solver.mj_model
     assert not mj.dof_damping.any()  # no damping on any MuJoCo DOF (D6: none on its auxiliary joints)
-    if kind == "d6":  # the slide drive's stiffness on the auxiliary slide, its damping a rate actuator (gain 0)
+    if kind == "d6":  # the slide drive's stiffness on the auxiliary slide, its kd (q̇* − q̇) a rate actuator
         a = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, "loop_lin_pos")
         assert mj.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
         np.testing.assert_allclose(mj.actuator_biasprm[a, :3], [0.0, -50.0, 0.0])
         a = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_ACTUATOR, "loop_0_vel")
-        np.testing.assert_allclose([mj.actuator_gainprm[a, 0], *mj.actuator_biasprm[a, :3]], [0.0, 0.0, 0.0, -2.0])
+        np.testing.assert_allclose([mj.actuator_gainprm[a, 0], *mj.actuator_biasprm[a, :3]], [2.0, 0.0, 0.0, -2.0])
     st = _state(model, [0.4, -0.4, 0.5])  # rocker off the parallelogram: the loop's free axes all move
     st = st.replace(joint_qd=st.joint_qd.at[:3].set([1.5, -0.7, 2.0]))
     m = update_rate_model(solver.mjx_model, solver._accel.rates, model, st.body_q)
