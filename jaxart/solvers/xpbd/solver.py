@@ -87,6 +87,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
+from jaxart.solvers.maximal.free_joints import free_drive_joints
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -133,7 +134,6 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -154,7 +154,6 @@ class SolverXPBD(SolverBase):
                           ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
-        _check_supported(model)
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
@@ -180,28 +179,6 @@ class SolverXPBD(SolverBase):
         return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
 
 
-def _check_supported(model: Model) -> None:
-    """Reject FREE/DISTANCE drives (values read when concrete; Newton's XPBD ignores them)."""
-    st = joint_static(model.topology)
-    try:
-        ke = np.asarray(model.joint_target_ke) * st.use_ke[:-1]
-        kd = np.asarray(model.joint_target_kd) * st.use_kd[:-1]
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return
-    bad = []
-    for j in range(model.joint_count):
-        jt = int(st.jtype[j])
-        dofs = np.concatenate([st.lin_dof[j, :st.n_lin[j]], st.ang_dof[j, :st.n_ang[j]]])
-        if jt in (JointType.FREE, JointType.DISTANCE) and np.any((ke[dofs] > 0) | (kd[dofs] > 0)):
-            bad.append(f"{model.topology.joint_label[j]!r} (drive on {JointType(jt).name})")
-    if bad:
-        raise NotImplementedError("SolverXPBD does not support: " + ", ".join(bad)
-                                  + ": drive rows act on scalar joint coordinates, and FREE joints (position + "
-                                  "quaternion) and DISTANCE joints (anchor distance, no joint axes) have none "
-                                  "(Newton's XPBD ignores such drives). Use a D6 joint with 3 linear + 3 angular "
-                                  "axes for a driven 6-DOF body, or SolverFeatherstone.")
-
-
 def _has_ball_drives(st) -> bool:
     """Static: an enabled BALL joint has a DOF with a drive mode."""
     ball = (st.jtype == JointType.BALL) & st.enabled
@@ -222,7 +199,7 @@ def _passive_forces(model, state, control):
     zero = jnp.zeros_like(model.joint_target_ke)
     passive = model.replace(joint_target_ke=zero, joint_target_kd=zero, joint_limit_ke=zero, joint_limit_kd=zero,
                             joint_stiffness=zero, joint_damping=zero)
-    return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0)
+    return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0, free_drives=False)
 
 
 @functools.partial(checkpointed_jit, static_argnames=_OPTIONS)
@@ -239,7 +216,8 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         st = joint_static(model.topology)
         inv_m, inv_i = inverse_mass_properties(model, f)
         has_joints = bool(np.any(constrained_joints(st)))
-        drive_on = has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))
+        drive_on = (has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))) \
+            or bool(free_drive_joints(st).any())
         has_contacts = contacts is not None and contacts.capacity > 0
         restitution = enable_restitution and has_contacts
         drives = drive_targets(acceleration_gains(model, state.body_q), control, st, state.body_q, dt) if drive_on \
