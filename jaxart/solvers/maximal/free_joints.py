@@ -10,12 +10,12 @@ opposite torque on the parent (power ``f·v + τ·ω``).
 
 * SolverSemiImplicit applies the explicit drive ``ke e + kd (q̇* − q̇) + joint_act`` per DOF (:func:`free_wrenches`)
   with Featherstone's errors ``e = p* − p`` and ``e = log(q* ⊗ q⁻¹)``.
-* SolverXPBD solves the drive as an implicit row per DOF (:mod:`jaxart.solvers.xpbd.joints`): the linear rows act at
-  the child COM (:func:`com_levers`) on the COM coordinate ``c = p + R(q)·(COM − anchor)`` whose target is
-  ``p* + (c₀ − p₀)`` (offset frozen at the step start), so their implicit look-ahead moves with the COM velocity
-  exactly as Featherstone's ``ke (p* − p − dt v)``; the angular rows are the BALL rows, per component ``θ_k`` of
-  ``θ = log(q)`` with the error ``θ*_k − θ_k`` (equal to Featherstone's ``log(q* ⊗ q⁻¹)`` when the rotation stays
-  about one axis, and to first order otherwise). ``joint_act`` is an explicit wrench in the prediction
+* SolverXPBD solves the drive as an implicit row per DOF (:mod:`jaxart.solvers.xpbd.joints`, ``drive_coords``), in
+  increments over the step so that each row is Featherstone's implicit law ``ke (e₀ − dt q̇) + kd (q̇* − q̇)``
+  (``e₀`` the error at the step start, ``q̇`` the new velocity): the linear rows act at the child COM
+  (:func:`com_levers`) on the COM coordinate ``c = p + R(q)·(COM − anchor)`` with target ``p* + (c₀ − p₀)`` (offset
+  frozen at the step start), the angular rows on ``φ = log(q ⊗ q₀⁻¹)``, the rotation since the step start
+  (covectors ``J⁻¹(φ)``), with target ``log(q* ⊗ q₀⁻¹)``. ``joint_act`` is an explicit wrench in the prediction
   (:func:`free_wrenches` without the drive).
 
 ``ACCELERATION`` drives scale both gains by the DOF's effective inertia of

@@ -35,10 +35,10 @@ def log_jacobian_inv(theta):
 
 
 def joint_angles(jtype: np.ndarray, n_ang: np.ndarray, axes, q_rel):
-    """Angles and parent-frame covectors including BALL, FREE and DISTANCE joints (rotation-vector components)."""
+    """Angles and parent-frame covectors including BALL joints (rotation-vector components)."""
     angles, cov = angular_coordinates(n_ang, axes, q_rel)
-    is_ball = np.isin(jtype, [JointType.BALL, JointType.FREE, JointType.DISTANCE])
-    if is_ball.any():  # static
+    if np.any(jtype == JointType.BALL):  # static
+        is_ball = jtype == JointType.BALL
         theta, jinv = on_subset(lambda q: (lambda th: (th, log_jacobian_inv(th)))(s.rotation_vector(q)), is_ball,
                                 q_rel)
         angles = s.where(mask(is_ball), theta, angles)

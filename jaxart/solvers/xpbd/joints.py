@@ -10,8 +10,8 @@ a per-body sum over static body ids):
   rotation-vector components ``θ_k`` (targets ``log(q_target)_k``). Passive ``joint_stiffness`` /
   ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
   errors of joints with angle coordinates are wrapped into ``[−π, π)``. FREE/DISTANCE joints drive the child
-  COM along the parent-anchor axes and the rotation-vector components like BALL joints, without limits
-  (:func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`);
+  COM along the parent-anchor axes and the rotation since the step start, without limits (SolverFeatherstone's
+  implicit drive law: :func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`);
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
@@ -36,7 +36,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.math import quat_normalize
+from jaxart.math import quat_conjugate, quat_mul, quat_normalize
 from jaxart.math.small import dot_last, matmul, matvec, sum_axis
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.free_joints import com_levers, free_drive_joints, free_targets
@@ -81,29 +81,36 @@ def joint_coords(model, st, body_q, *, angular: bool = True) -> JointCoords:
     if not angular:
         return JointCoords(fr, axes_w, q_lin, None, None, ang_ax.astype(dt))
     angles, cov = angular_coordinates(st.n_ang, ang_ax.astype(dt), fr.q_rel)
-    rotvec = np.isin(st.jtype, _ROTVEC)
-    if rotvec.any():  # static: BALL (and FREE/DISTANCE) coordinates = rotation-vector components
+    if np.any(st.jtype == JointType.BALL):  # static: BALL coordinates = rotation-vector components
         theta = rotation_vector(fr.q_rel)
-        is_ball = jnp.asarray(rotvec)
+        is_ball = jnp.asarray(st.jtype == JointType.BALL)
         angles = jnp.where(is_ball[:, None], theta, angles)
         cov = jnp.where(is_ball[:, None, None], log_jacobian_inv(theta), cov)
     return JointCoords(fr, axes_w, q_lin, angles, rotate_rows(qp, cov), ang_ax.astype(dt))
 
 
-def drive_coords(model, st, body_q):
+def drive_coords(model, st, body_q, q0_rel=None):
     """:func:`joint_coords` of the drive rows and ``(J, 3)`` offsets ``c − p``.
 
-    The linear rows of driven FREE/DISTANCE joints act at the child COM (:func:`~jaxart.solvers.maximal.free_joints.
-    com_levers`): their coordinate ``c`` is the child COM in the parent-anchor frame, ``c − p`` its offset from the
-    child anchor's ``p = joint_q[0:3]`` (zero for other joints).
+    Driven FREE/DISTANCE joints (:mod:`jaxart.solvers.maximal.free_joints`): the linear rows act at the child COM
+    (:func:`~jaxart.solvers.maximal.free_joints.com_levers`) on the coordinate ``c``, the child COM in the
+    parent-anchor frame (``c − p`` is its offset from the child anchor's ``p = joint_q[0:3]``; zero for other
+    joints); the angular rows on ``φ = log(q ⊗ q₀⁻¹)``, the relative rotation since the step start (``q₀ = q0_rel``,
+    ``(J, 4)``; ``None``: the current one, ``φ = 0``) in the parent-anchor frame, with covectors ``J⁻¹(φ)``, so
+    ``φ/dt`` is the step's mean relative angular velocity ``ω``.
     """
     jc = joint_coords(model, st, body_q)
     free = free_drive_joints(st)
     if not free.any():  # static
         return jc, jnp.zeros_like(jc.q_lin)
+    on = jnp.asarray(free)[:, None]
     fr = com_levers(jc.fr, free)
-    q_lin = jnp.where(jnp.asarray(free)[:, None], matvec(jc.lin_axes, fr.x_err), jc.q_lin)
-    return jc._replace(fr=fr, q_lin=q_lin), q_lin - jc.q_lin
+    q_lin = jnp.where(on, matvec(jc.lin_axes, fr.x_err), jc.q_lin)
+    q0 = fr.q_rel if q0_rel is None else q0_rel
+    phi = jnp.where(on, rotation_vector(quat_mul(fr.q_rel, quat_conjugate(q0))), 0.0)
+    cov = rotate_rows(fr.x_p[:, 3:], log_jacobian_inv(phi))
+    return jc._replace(fr=fr, q_lin=q_lin, angles=jnp.where(on, phi, jc.angles),
+                       cov=jnp.where(on[:, :, None], cov, jc.cov)), q_lin - jc.q_lin
 
 
 class DriveTargets(NamedTuple):
@@ -111,6 +118,7 @@ class DriveTargets(NamedTuple):
 
     target: jnp.ndarray
     stiffness: jnp.ndarray
+    q0_rel: jnp.ndarray | None = None  # (J, 4) step-start relative rotations (driven FREE/DISTANCE joints)
 
 
 def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
@@ -140,10 +148,11 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     lo = gather_dof(model.joint_limit_lower.astype(f), dof)
     hi = gather_dof(model.joint_limit_upper.astype(f), dof)
     free = free_drive_joints(st)
-    if free.any():  # static: FREE/DISTANCE targets (COM coordinate for the linear rows; no per-DOF limits)
+    if free.any():  # static: FREE/DISTANCE targets (COM coordinate, rotation since the step start; no limits)
         p_t, q_t = free_targets(model, control, f)
         on = jnp.asarray(free)[:, None]
-        tq = jnp.where(on, jnp.concatenate([p_t + offset, rotation_vector(q_t)], 1), tq)
+        err = rotation_vector(quat_mul(q_t, quat_conjugate(jc.fr.q_rel)))  # log(q* ⊗ q₀⁻¹) (φ₀ = 0)
+        tq = jnp.where(on, jnp.concatenate([p_t + offset, err], 1), tq)
         scalar = scalar | on
         lo, hi = jnp.where(on, -jnp.inf, lo), jnp.where(on, jnp.inf, hi)
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
@@ -152,7 +161,7 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     ok = k > 0.0
     num = ke * tq + k_p * rest + kd / dt * (q0 + tqd * dt) + d_p / dt * q0
     target = jnp.where(ok, num / jnp.where(ok, k, 1.0), 0.0)
-    return DriveTargets(jnp.clip(target, lo, hi), k)
+    return DriveTargets(jnp.clip(target, lo, hi), k, jc.fr.q_rel if free.any() else None)
 
 
 def passive_gains(model, st, q0: jnp.ndarray):
@@ -223,7 +232,7 @@ def wrap_angular_error(st, c: jnp.ndarray) -> jnp.ndarray:
 
 def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
     """One Jacobi pass over all drive rows. Returns ``(impulses, new λ (J, 6))``."""
-    jc, _ = drive_coords(model, st, b.q[:-1])
+    jc, _ = drive_coords(model, st, b.q[:-1], drives.q0_rel)
     c = wrap_angular_error(st, jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target)
     on = drives.stiffness > 0.0
     alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)

@@ -33,7 +33,7 @@ from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.free_joints import free_drive_joints
 from jaxart.solvers.maximal.sums import segment_sum
 from jaxart.solvers.xpbd import soa as s
-from jaxart.solvers.xpbd.joint_soa import joint_angles
+from jaxart.solvers.xpbd.joint_soa import joint_angles, log_jacobian_inv
 from jaxart.solvers.xpbd.lane_contacts import contact_data, solve_contacts
 from jaxart.solvers.xpbd.soa import Bodies
 
@@ -136,9 +136,20 @@ def _com_levers(st, fr: _Frames) -> _Frames:
                        r_c=s.where(on, (0.0,) * 3, fr.r_c))
 
 
+def _free_rotation(st, fr: _Frames, q0, angles, cov):
+    """Angular drive coordinates of driven FREE/DISTANCE joints: the rotation ``φ = log(q ⊗ q₀⁻¹)`` since the step
+    start and its world covectors (``maximal_xpbd_joints.drive_coords``)."""
+    on = mask(free_drive_joints(st))
+    phi = s.where(on, s.rotation_vector(s.qmul(fr.q_rel, s.qconj(q0))), (0.0,) * 3)
+    rows = [s.qrot(fr.x_p[1], r) for r in log_jacobian_inv(phi)]
+    return [jnp.where(on, phi[k], angles[k]) for k in range(3)], [s.where(on, rows[k], cov[k]) for k in range(3)]
+
+
 def _solve_drives(st, b, jd, dr, lam, dt):
     fr = _frames(st, b, jd)
     angles, cov = _ang_coords(st, jd, fr)
+    if "q0" in dr:  # static: driven FREE/DISTANCE joints
+        angles, cov = _free_rotation(st, fr, dr["q0"], angles, cov)
     fr = _com_levers(st, fr)
     axes, q_lin = _lin_coords(jd, fr)
     nb1 = b.inv_m.shape[0]

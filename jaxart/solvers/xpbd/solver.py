@@ -17,19 +17,27 @@ PRISMATIC/REVOLUTE/FIXED/D6                 ✓ hard positional + angular constr
 BALL                                        ✓ anchor constraint; angular limits (hard) and drives per
                                               component of the rotation vector ``log(q_p⁻¹ q_c)``
                                               (jaxart extension: Newton's XPBD ignores both)
-FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM
-DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard)
+FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM; drives and
+                                              ``joint_act`` on SolverFeatherstone's DOFs (below)
+DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard); drives and
+                                              ``joint_act`` as FREE
 loop-closing / orphan joints                ✓ identical to tree joints
 joint limits                                ✓ hard; 1-axis angles by swing–twist decomposition, so
                                               limits hold for oblique axes
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
-                                              limits; ✗ on FREE/DISTANCE (Newton ignores them)
+                                              limits; FREE/DISTANCE (jaxart extension: Newton ignores them):
+                                              SolverFeatherstone's DOFs and implicit law (child-anchor
+                                              position / child-COM velocity, ``log(q* ⊗ q⁻¹)`` / ω in the
+                                              parent-anchor frame) as rows at the child COM and on the
+                                              rotation since the step start
+                                              (:mod:`jaxart.solvers.maximal.free_joints`)
 ``joint_drive_type`` ACCELERATION           ✓ gains [1/s², 1/s] times the drive row's effective inertia
                                               ``1/w`` at the step-start poses (compliance ``w/k``; the
                                               joint's two bodies with its locked rows held:
                                               :mod:`jaxart.solvers.maximal.drive_inertia`)
-``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
+``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction (FREE/DISTANCE ``joint_act``:
+                                              force at the child COM and torque along the parent-anchor axes)
 ``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
                                               (stiffness ``k + d/dt``), stable at any ``d·dt/I``
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
@@ -47,7 +55,8 @@ fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and ac
                                               force without its gains
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
-velocity limits                               documented, not rejected, so MJCF models load)
+velocity limits                               documented, not rejected, so MJCF models load); nor per-DOF
+                                              limits and passive stiffness/damping on FREE/DISTANCE DOFs
 ==========================================  =====================================================
 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
@@ -354,6 +363,8 @@ def _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf
                 passive[f"{side}_{key}"] = gather_dof(jnp.asarray(arr, f), dof)
         passive["free_f"] = jnp.concatenate([passive["lin_f"], passive["ang_f"]], 1)
     drv = None if drives is None else {"target": drives.target, "stiffness": drives.stiffness}
+    if drives is not None and drives.q0_rel is not None:
+        drv["q0"] = drives.q0_rel
     con = None
     if cf is not None:
         con = {"ia": cf.ia, "ib": cf.ib, "local_a": cf.local_a, "local_b": cf.local_b, "normal": cf.normal,
