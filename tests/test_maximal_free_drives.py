@@ -36,18 +36,18 @@ def _dofs(ke, kd, *, mode=PV, drive_type=JointDriveType.FORCE):
             for a in AXES]
 
 
-def _body(jt=JointType.FREE, *, lin=(20.0, 6.0), ang=(4.0, 1.0), mass=2.0, inertia=(0.2, 0.2, 0.2),
-          com=(0.1, -0.05, 0.2), mode=PV, drive_type=JointDriveType.FORCE):
-    """One body on a FREE or DISTANCE joint (wide distance limits [−, 10 m]) to the world, zero gravity."""
+def _body(jts=(JointType.FREE,), *, lin=(20.0, 6.0), ang=(4.0, 1.0), mass=2.0, inertia=(0.2, 0.2, 0.2),
+          com=(0.1, -0.05, 0.2), mode=PV, drive_type=JointDriveType.FORCE, tilt=0.3):
+    """Bodies on FREE or DISTANCE joints (wide distance limits [−, 10 m]) to the world, zero gravity."""
     b = jaxart.ModelBuilder(gravity=0.0)
-    body = b.add_link(mass=mass, com=com, inertia=np.diag(inertia), lock_inertia=True)
-    lin_cfg = _dofs(*lin, mode=mode, drive_type=drive_type)
-    if jt == JointType.DISTANCE:
-        lin_cfg[0].limit_lower, lin_cfg[0].limit_upper = -1.0, 10.0
-    x_p = ((0.1, 0.0, -0.2), (0.0, np.sin(0.3), 0.0, np.cos(0.3)))
-    b.add_articulation([b.add_joint(jt, -1, body, linear_axes=lin_cfg, angular_axes=_dofs(*ang, mode=mode,
-                                                                                          drive_type=drive_type),
-                                    parent_xform=x_p, label="driven")])
+    for jt in jts:
+        body = b.add_link(mass=mass, com=com, inertia=np.diag(inertia), lock_inertia=True)
+        lin_cfg = _dofs(*lin, mode=mode, drive_type=drive_type)
+        if jt == JointType.DISTANCE:
+            lin_cfg[0].limit_lower, lin_cfg[0].limit_upper = -1.0, 10.0
+        x_p = ((0.1, 0.0, -0.2), (0.0, np.sin(tilt), 0.0, np.cos(tilt)))
+        b.add_articulation([b.add_joint(jt, -1, body, linear_axes=lin_cfg,
+                                        angular_axes=_dofs(*ang, mode=mode, drive_type=drive_type), parent_xform=x_p)])
     return b.finalize(dtype=F64)
 
 
@@ -63,18 +63,17 @@ def _rollout(solver, state, control, dt, steps):
 def _target(model):
     axis = np.array([1.0, -2.0, 0.5]) / np.linalg.norm([1.0, -2.0, 0.5])
     q = np.concatenate([[0.3, -0.2, 0.5], axis * np.sin(0.4), [np.cos(0.4)]])  # 0.8 rad about a skew axis
-    return model.control().replace(joint_target_q=jnp.asarray(q))
+    return model.control().replace(joint_target_q=jnp.asarray(np.tile(q, model.joint_count)))
 
 
 def _quat_close(a, b):
     return min(np.abs(a - b).max(), np.abs(a + b).max())
 
 
-@pytest.mark.parametrize("jt", [JointType.FREE, JointType.DISTANCE], ids=["free", "distance"])
-def test_position_drives_match_featherstone_and_settle(jt):
-    model = _body(jt)
+def test_position_drives_match_featherstone_and_settle():
+    model = _body((JointType.FREE, JointType.DISTANCE))
     ctrl = _target(model)
-    target = np.asarray(ctrl.joint_target_q)
+    target = np.asarray(ctrl.joint_target_q)[:7]
     state = model.state()
     ref = {drive: _rollout(SolverFeatherstone(model, drive=drive, angular_damping=0.0), state, ctrl, 1e-3, 300)[1][0]
            for drive in ("implicit", "explicit")}
@@ -85,14 +84,16 @@ def test_position_drives_match_featherstone_and_settle(jt):
         # residual and the log-map linearisation over one step
         np.testing.assert_allclose(jq, ref[drive], atol=1e-6)
         assert np.abs(np.asarray(jq[-1, :3])).max() > 0.15  # moved a good part of the way
-        final = _rollout(solver, state, ctrl, 2e-2, 300)[1]  # 6 s: settled
-        np.testing.assert_allclose(final[0][-1, :3], target[:3], atol=1e-6)
-        assert _quat_close(np.asarray(final[0][-1, 3:]), target[3:]) < 1e-6
-        np.testing.assert_allclose(final[1][-1], 0.0, atol=1e-5)
+        final = _rollout(solver, state, ctrl, 2e-2, 300)[1]  # 6 s, ~6 decay times (ζω = 1.5/s)
+        for j in range(2):
+            np.testing.assert_allclose(final[0][-1, 7 * j:7 * j + 3], target[:3], atol=2e-4)
+            assert _quat_close(np.asarray(final[0][-1, 7 * j + 3:7 * j + 7]), target[3:]) < 2e-4
+        np.testing.assert_allclose(final[1][-1], 0.0, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
-    model = _body(JointType.DISTANCE)
+    model = _body((JointType.DISTANCE,))
     ctrl = _target(model).replace(joint_act=jnp.asarray([0.3, 0.0, -0.2, 0.0, 0.05, 0.01]))
     solver = SolverXPBD(model, iterations=4)
     lanes = _rollout(solver, model.state(), ctrl, 1e-2, 20)[1][0]
@@ -111,9 +112,9 @@ def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
 def test_velocity_drive_first_order_decay():
     """Linear VELOCITY drive (COM at the anchor) and a spin about a principal axis: the drive is the only force, so
     SemiImplicit follows ``v ← v + a (v* − v)`` and XPBD ``v ← (v + a v*) / (1 + a)`` with ``a = kd dt / m``."""
-    m, inertia, kd, kd_ang = 2.0, (0.1, 0.2, 0.3), 3.0, 0.6
+    m, inertia, kd, kd_ang = 2.0, (0.1, 0.2, 0.3), 3.0, 1.2
     model = _body(lin=(0.0, kd), ang=(0.0, kd_ang), mass=m, inertia=inertia, com=(0.0, 0.0, 0.0),
-                  mode=JointTargetMode.VELOCITY)
+                  mode=JointTargetMode.VELOCITY, tilt=0.0)
     v_t = np.array([0.4, -0.3, 0.2, 0.0, 0.0, 1.5])  # spin about the parent-anchor z: a principal axis of the body
     ctrl = model.control().replace(joint_target_qd=jnp.asarray(v_t))
     dt, n = 1e-2, 200
