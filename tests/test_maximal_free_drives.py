@@ -120,10 +120,14 @@ def test_velocity_drive_first_order_decay():
     dt, n = 1e-2, 200
     a = np.array([kd / m] * 3 + [kd_ang / i for i in inertia]) * dt
     k = np.arange(1, n + 1)[:, None]
+    # XPBD's rotation (first-order quaternion updates, Newton's velocity 2 sin(ω dt/2)/dt from the quaternion change)
+    # falls short by O((ω dt)²) relative each step, which the drive makes up with the lag (1 + a)/a: measured 1.06e-3
+    # at 1.5 rad/s (a = 0.04); the linear recursion is exact
+    xpbd_tol = np.array([1e-12] * 3 + [2e-3] * 3)
     for solver, decay, tol in ((SolverSemiImplicit(model, angular_damping=0.0), (1.0 - a) ** k, 1e-12),
-                               (SolverXPBD(model, iterations=2), (1.0 + a) ** -k, 1e-5)):
+                               (SolverXPBD(model, iterations=2), (1.0 + a) ** -k, xpbd_tol)):
         jqd = np.asarray(_rollout(solver, model.state(), ctrl, dt, n)[1][1])
-        np.testing.assert_allclose(jqd, v_t * (1.0 - decay), atol=tol)
+        assert np.all(np.abs(jqd - v_t * (1.0 - decay)) <= tol)
         assert abs(jqd[-1, 5] - 1.5) < 1e-3  # reached the target velocity
 
 
