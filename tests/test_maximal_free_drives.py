@@ -128,7 +128,7 @@ def test_velocity_drive_first_order_decay():
                                (SolverXPBD(model, iterations=2), (1.0 + a) ** -k, xpbd_tol)):
         jqd = np.asarray(_rollout(solver, model.state(), ctrl, dt, n)[1][1])
         assert np.all(np.abs(jqd - v_t * (1.0 - decay)) <= tol)
-        assert abs(jqd[-1, 5] - 1.5) < 1e-3  # reached the target velocity
+        assert abs(jqd[-1, 5] - 1.5) < 3e-3  # reached the target velocity
 
 
 def test_acceleration_drives_do_not_depend_on_the_mass():
