@@ -139,7 +139,7 @@ def test_joint_drive_inertia_equals_one_over_inverse_mass_matrix_diagonal():
     driven = np.ones(model.joint_dof_count, bool)
     ds = np.asarray(topo.joint_qd_start.array)
     for j in np.nonzero(jt == jaxart.JointType.FREE)[0]:
-        driven[ds[j]:ds[j + 1]] = False  # FREE DOFs have no drive row in the maximal solvers
+        driven[ds[j]:ds[j + 1]] = False  # a FREE joint's rows see its two bodies only (here the world and the base)
     np.testing.assert_allclose(got[driven], ref[driven], rtol=1e-9)
     assert np.ptp(ref[driven]) > 0.1  # distinct inertias (not a constant that any scaling would match)
 
@@ -213,16 +213,3 @@ def test_xpbd_acceleration_drive_derivative_fd():
     derivative = value_and_derivative(t)[1]
     assert abs(float(fd)) > 1e-3
     np.testing.assert_allclose(float(derivative), float(fd), rtol=1e-6)
-
-
-def test_unsupported_acceleration_drives_raise_precisely():
-    """SolverXPBD: any drive on a FREE joint (SolverMuJoCo maps ACCELERATION drives on loop-closing joints now:
-    tests/test_mujoco_loop_terms.py)."""
-    b = jaxart.ModelBuilder()
-    body = b.add_link(mass=1.0, inertia=np.eye(3) * 0.01, lock_inertia=True)
-    b.add_articulation([b.add_joint_free(body, label="floater")])
-    b.joint_target_mode[0] = int(jaxart.JointTargetMode.POSITION)
-    b.joint_dof["target_ke"][0] = 10.0
-    model = b.finalize(dtype=F64)
-    with pytest.raises(NotImplementedError, match="floater.*drive on FREE.*scalar joint coordinates"):
-        jaxart.solvers.SolverXPBD(model)

@@ -92,15 +92,3 @@ def test_ball_drive_converges_to_target_orientation():
     ctrl = vel.control().replace(joint_target_qd=jnp.array([0.0, 0.0, 0.5]))
     final, _ = _rollout(SolverXPBD(vel, iterations=4), vel.state(), ctrl, 200, 1e-2)
     np.testing.assert_allclose(np.asarray(final.body_qd[0, 3:]), [0.0, 0.0, 0.5], atol=2e-3)
-
-
-def test_free_drives_still_rejected():
-    from jaxart.sim.configs import JointDofConfig
-    from jaxart.sim.enums import Axis, JointType
-
-    b = jaxart.ModelBuilder()
-    link = b.add_link(mass=1.0, inertia=np.eye(3) * 0.01)
-    lin = [JointDofConfig(axis=a, target_ke=10.0) for a in (Axis.X, Axis.Y, Axis.Z)]
-    b.add_articulation([b.add_joint(JointType.FREE, -1, link, linear_axes=lin, label="floating")])
-    with pytest.raises(NotImplementedError, match="floating.*FREE"):
-        SolverXPBD(b.finalize(dtype=F64))

@@ -22,7 +22,9 @@ floating base and a link matches ``1 / (H⁻¹)_ii`` of that two-body articulati
 joints' bodies are not included (each joint sees its two bodies, as the XPBD drive row does), so the scaling
 differs from SolverFeatherstone's articulation-wide ``1 / (H⁻¹)_ii`` there; uniform rescaling of all masses still
 leaves the motion unchanged. Joint armature is not modelled in maximal coordinates and is not included.
-BALL joints use their DOF axes (rotated to world) as rows. DOFs whose bodies cannot move (``w = 0``) get 1.
+BALL joints use their DOF axes (rotated to world) as rows; FREE and DISTANCE joints the parent-anchor axes, the
+linear rows moving the child COM (:mod:`jaxart.solvers.maximal.free_joints`; a world-parented FREE body gets its mass
+and ``1 / (e_k·I_w⁻¹ e_k)``). DOFs whose bodies cannot move (``w = 0``) get 1.
 """
 
 from __future__ import annotations
@@ -134,13 +136,17 @@ def _coordinate_rows(model, st, fr):
     lin_ax, ang_ax = (a.astype(f) for a in gather_joint_axes(model, st))
     qp = fr.x_p[:, 3:]
     _, cov = angular_coordinates(st.n_ang, ang_ax, fr.q_rel)
-    ball = jnp.asarray(st.jtype == JointType.BALL)[:, None, None]
+    ball = jnp.asarray(np.isin(st.jtype, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))[:, None, None]
     cov_w = rotate_rows(qp, jnp.where(ball, ang_ax, cov))
     lin_w = rotate_rows(qp, lin_ax)
     lin_on = jnp.asarray(np.arange(3)[None, :] < st.n_lin[:, None])[:, :, None]
     ang_on = jnp.asarray(np.arange(3)[None, :] < st.n_ang[:, None])[:, :, None]
     zero = jnp.zeros_like(lin_w)
-    rows = jnp.concatenate([jnp.concatenate([jnp.where(lin_on, lin_w, 0.0), zero], -1),
+    lin_ang = zero
+    free = np.isin(st.jtype, [JointType.FREE, JointType.DISTANCE])
+    if free.any():  # static: FREE/DISTANCE linear DOFs move the child COM (ċ = a·v_anchor + (a × r_c)·ω)
+        lin_ang = jnp.where(jnp.asarray(free)[:, None, None], jnp.cross(lin_w, fr.r_c[:, None, :]), 0.0)
+    rows = jnp.concatenate([jnp.concatenate([jnp.where(lin_on, lin_w, 0.0), lin_ang], -1),
                             jnp.concatenate([zero, jnp.where(ang_on, cov_w, 0.0)], -1)], 1)
     return rows, cov_w
 

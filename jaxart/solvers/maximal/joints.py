@@ -132,17 +132,20 @@ def extend_world(body_q: jnp.ndarray, body_qd: jnp.ndarray):
     return jnp.concatenate([body_q, ident], 0), jnp.concatenate([body_qd, jnp.zeros((1, 6), dt)], 0)
 
 
-def joint_frames(model, body_q: jnp.ndarray, body_qd: jnp.ndarray) -> JointFrames:
-    """Evaluate :class:`JointFrames` for all joints from body poses and COM twists."""
+def joint_frames(model, body_q: jnp.ndarray, body_qd: jnp.ndarray, joints: np.ndarray | None = None) -> JointFrames:
+    """Evaluate :class:`JointFrames` for all joints (or the static subset ``joints``) from body poses and COM
+    twists."""
     st = joint_static(model.topology)
+    sel = slice(None) if joints is None else np.asarray(joints)
+    parent, child = st.parent[sel], st.child[sel]
     dt = body_q.dtype
     bq, bqd = extend_world(body_q, body_qd)
     com = jnp.concatenate([model.body_com.astype(dt), jnp.zeros((1, 3), dt)], 0)
-    x_p = transform_mul(bq[st.parent], model.joint_X_p.astype(dt))
-    x_c = transform_mul(bq[st.child], model.joint_X_c.astype(dt))
-    r_p = x_p[:, :3] - transform_point(bq[st.parent], com[st.parent])
-    r_c = x_c[:, :3] - transform_point(bq[st.child], com[st.child])
-    tp, tc = bqd[st.parent], bqd[st.child]
+    x_p = transform_mul(bq[parent], model.joint_X_p[sel].astype(dt))
+    x_c = transform_mul(bq[child], model.joint_X_c[sel].astype(dt))
+    r_p = x_p[:, :3] - transform_point(bq[parent], com[parent])
+    r_c = x_c[:, :3] - transform_point(bq[child], com[child])
+    tp, tc = bqd[parent], bqd[child]
     v_p = tp[:, :3] + jnp.cross(tp[:, 3:], r_p)
     v_c = tc[:, :3] + jnp.cross(tc[:, 3:], r_c)
     q_rel = quat_mul(quat_inverse(x_p[:, 3:]), x_c[:, 3:])
@@ -150,9 +153,20 @@ def joint_frames(model, body_q: jnp.ndarray, body_qd: jnp.ndarray) -> JointFrame
 
 
 def gather_joint_axes(model, st: JointStatic):
-    """Authored ``(J, 3, 3)`` linear and angular axes (rows; zero rows for absent DOFs)."""
+    """Authored ``(J, 3, 3)`` linear and angular axes (rows; zero rows for absent DOFs).
+
+    FREE and DISTANCE joints take the parent-anchor frame's axes X, Y, Z whatever ``joint_axis`` holds (their
+    DOFs are the components of the anchor offset and of the rotation vector in that frame, as in
+    SolverFeatherstone).
+    """
     ax = jnp.concatenate([model.joint_axis, jnp.zeros((1, 3), model.joint_axis.dtype)], 0)
-    return ax[st.lin_dof], ax[st.ang_dof]
+    lin, ang = ax[st.lin_dof], ax[st.ang_dof]
+    free = np.isin(st.jtype, [JointType.FREE, JointType.DISTANCE])
+    if not free.any():  # static
+        return lin, ang
+    eye = jnp.eye(3, dtype=ax.dtype)
+    on = jnp.asarray(free)[:, None, None]
+    return jnp.where(on, eye, lin), jnp.where(on, eye, ang)
 
 
 def rotation_vector(q: jnp.ndarray) -> jnp.ndarray:

@@ -8,6 +8,8 @@ scaled by 0.01 as Newton). Extensions beyond Newton, documented in the solver:
 
 * BALL joints get drives (rotation-vector error ``log(q* ⊗ q⁻¹)`` per axis) and passive
   stiffness, not only ``joint_f`` and damping;
+* FREE and DISTANCE joints take drives and ``joint_act`` with SolverFeatherstone's DOFs
+  (:mod:`jaxart.solvers.maximal.free_joints`);
 * DISTANCE joints keep their anchor distance in ``[min, max]`` (limits on the first DOF,
   negative = unlimited) with the ``joint_attach_ke/kd`` spring;
 * loop-closing and orphan joints are treated exactly like tree joints.
@@ -21,6 +23,7 @@ import numpy as np
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
+from jaxart.solvers.maximal.free_joints import free_wrenches
 from jaxart.solvers.maximal.joints import (
     angular_coordinates,
     constrained_joints,
@@ -38,8 +41,12 @@ from jaxart.solvers.maximal.sums import segment_sum
 ANGULAR_DAMPING_SCALE = 0.01  # Newton's scale of the angular attachment damping
 
 
-def joint_wrenches(model, state, control, *, attach_ke: float, attach_kd: float):
-    """World wrenches ``(body_count, 6)`` (about the COMs) of all enabled joints."""
+def joint_wrenches(model, state, control, *, attach_ke: float, attach_kd: float, free_drives: bool = True):
+    """World wrenches ``(body_count, 6)`` (about the COMs) of all enabled joints.
+
+    FREE/DISTANCE joints add ``joint_act`` and (``free_drives``) their explicit drives
+    (:func:`~jaxart.solvers.maximal.free_joints.free_wrenches`).
+    """
     st = joint_static(model.topology)
     nb = model.body_count
     if model.joint_count == 0:
@@ -56,6 +63,7 @@ def joint_wrenches(model, state, control, *, attach_ke: float, attach_kd: float)
         wrench = jnp.concatenate([gather_dof(jf, st.lin_dof), gather_dof(jf, st.ang_dof)], -1)
         wrench = jnp.where(jnp.asarray(free_on)[:, None], wrench, 0.0)
         total = total + segment_sum(wrench, st.child, nb)
+        total = total + free_wrenches(model, state, control, drives=free_drives)
     return total
 
 

@@ -11,9 +11,13 @@ Feature table (``✓`` honoured):
 joint types PRISMATIC/REVOLUTE/FIXED/D6     ✓ free directions: per-DOF force law; constrained
                                               directions: ``joint_attach_ke/kd`` springs (Newton)
 BALL                                        ✓ ``joint_f``, damping (Newton) + drives and stiffness
-FREE                                        ✓ ``joint_f`` = world wrench at the child COM
+FREE                                        ✓ ``joint_f`` = world wrench at the child COM; drives and
+                                              ``joint_act`` on SolverFeatherstone's DOFs (jaxart extension:
+                                              explicit, Featherstone's errors; force at the child COM, torque
+                                              along the parent-anchor axes: :mod:`jaxart.solvers.maximal.free_joints`)
 DISTANCE                                    ✓ ``joint_f`` + distance kept in ``[min, max]`` by the
-                                              attachment spring (Newton ignores the limits)
+                                              attachment spring (Newton ignores the limits); drives and
+                                              ``joint_act`` as FREE
 loop-closing / orphan joints                ✓ identical to tree joints (penalty springs)
 disabled joints (``joint_enabled``)         ✓ skipped
 drives ``target_ke/kd`` per                 ✓ NONE/EFFORT: no PD; POSITION: ke (q*−q) + kd (q̇*−q̇);
@@ -39,7 +43,8 @@ fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penal
 equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
-armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)
+armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton); nor per-DOF
+                                              limits and passive stiffness/damping on FREE/DISTANCE DOFs
 ==========================================  =====================================================
 
 Accuracy: joint constraints are soft; with the default ``joint_attach_ke = 1e4`` a joint carrying

@@ -3,13 +3,15 @@
 Per joint, three groups of rows (all joints solved together, Jacobi, impulses summed with
 a per-body sum over static body ids):
 
-* **drives** (one scalar row per PRISMATIC/REVOLUTE/D6/BALL DOF with a drive): the implicit PD force
+* **drives** (one scalar row per PRISMATIC/REVOLUTE/D6/BALL/FREE/DISTANCE DOF with a drive): the implicit PD force
   ``ke (q* − q) + kd (q̇* − q̇)`` is the compliant constraint ``q − q̃ = 0`` with stiffness
   ``k = ke + kd/dt`` (compliance ``1/k``) and target ``q̃ = (ke q* + (kd/dt)(q₀ + q̇* dt)) / k``
   (``q₀`` = coordinate at the start of the step), clipped into the limits; BALL coordinates are the
   rotation-vector components ``θ_k`` (targets ``log(q_target)_k``). Passive ``joint_stiffness`` /
   ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
-  errors of non-BALL joints are wrapped into ``[−π, π)``;
+  errors of joints with angle coordinates are wrapped into ``[−π, π)``. FREE/DISTANCE joints drive the child
+  COM along the parent-anchor axes and the rotation since the step start, without limits (SolverFeatherstone's
+  implicit drive law: :func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`);
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
@@ -34,9 +36,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.math import quat_normalize
+from jaxart.math import quat_conjugate, quat_mul, quat_normalize
 from jaxart.math.small import dot_last, matmul, matvec, sum_axis
 from jaxart.sim.enums import JointType
+from jaxart.solvers.maximal.free_joints import com_levers, free_drive_joints, free_targets
 from jaxart.solvers.maximal.joints import (
     angular_coordinates,
     gather_dof,
@@ -52,6 +55,8 @@ from jaxart.solvers.xpbd.common import (
     safe_unit,
     xpbd_delta,
 )
+
+_ROTVEC = (JointType.BALL, JointType.FREE, JointType.DISTANCE)  # angular coordinates = rotation-vector components
 
 
 class JointCoords(NamedTuple):
@@ -84,11 +89,36 @@ def joint_coords(model, st, body_q, *, angular: bool = True) -> JointCoords:
     return JointCoords(fr, axes_w, q_lin, angles, rotate_rows(qp, cov), ang_ax.astype(dt))
 
 
+def drive_coords(model, st, body_q, q0_rel=None):
+    """:func:`joint_coords` of the drive rows and ``(J, 3)`` offsets ``c − p``.
+
+    Driven FREE/DISTANCE joints (:mod:`jaxart.solvers.maximal.free_joints`): the linear rows act at the child COM
+    (:func:`~jaxart.solvers.maximal.free_joints.com_levers`) on the coordinate ``c``, the child COM in the
+    parent-anchor frame (``c − p`` is its offset from the child anchor's ``p = joint_q[0:3]``; zero for other
+    joints); the angular rows on ``φ = log(q ⊗ q₀⁻¹)``, the relative rotation since the step start (``q₀ = q0_rel``,
+    ``(J, 4)``; ``None``: the current one, ``φ = 0``) in the parent-anchor frame, with covectors ``J⁻¹(φ)``, so
+    ``φ/dt`` is the step's mean relative angular velocity ``ω``.
+    """
+    jc = joint_coords(model, st, body_q)
+    free = free_drive_joints(st)
+    if not free.any():  # static
+        return jc, jnp.zeros_like(jc.q_lin)
+    on = jnp.asarray(free)[:, None]
+    fr = com_levers(jc.fr, free)
+    q_lin = jnp.where(on, matvec(jc.lin_axes, fr.x_err), jc.q_lin)
+    q0 = fr.q_rel if q0_rel is None else q0_rel
+    phi = jnp.where(on, rotation_vector(quat_mul(fr.q_rel, quat_conjugate(q0))), 0.0)
+    cov = rotate_rows(fr.x_p[:, 3:], log_jacobian_inv(phi))
+    return jc._replace(fr=fr, q_lin=q_lin, angles=jnp.where(on, phi, jc.angles),
+                       cov=jnp.where(on[:, :, None], cov, jc.cov)), q_lin - jc.q_lin
+
+
 class DriveTargets(NamedTuple):
     """Per-step drive rows: targets and stiffness ``(J, 6)`` (linear 3 then angular 3)."""
 
     target: jnp.ndarray
     stiffness: jnp.ndarray
+    q0_rel: jnp.ndarray | None = None  # (J, 4) step-start relative rotations (driven FREE/DISTANCE joints)
 
 
 def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
@@ -99,7 +129,7 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     ``k, d`` the row has stiffness ``ke + k + (kd + d)/dt`` and target
     ``(ke q* + k q_rest + (kd/dt)(q₀ + q̇* dt) + (d/dt) q₀) / (ke + k + (kd + d)/dt)``.
     """
-    jc = joint_coords(model, st, body_q0)
+    jc, offset = drive_coords(model, st, body_q0)
     f = body_q0.dtype
     dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
     coord = np.concatenate([st.lin_coord, st.ang_coord], 1)
@@ -115,15 +145,23 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
         tq_ball = rotation_vector(quat_normalize(tq_ext[st.ball_coord]))
         tq = jnp.where(jnp.asarray(ball), jnp.concatenate([jnp.zeros_like(tq_ball), tq_ball], 1), tq)
         scalar = scalar | jnp.asarray(ball)
+    lo = gather_dof(model.joint_limit_lower.astype(f), dof)
+    hi = gather_dof(model.joint_limit_upper.astype(f), dof)
+    free = free_drive_joints(st)
+    if free.any():  # static: FREE/DISTANCE targets (COM coordinate, rotation since the step start; no limits)
+        p_t, q_t = free_targets(model, control, f)
+        on = jnp.asarray(free)[:, None]
+        err = rotation_vector(quat_mul(q_t, quat_conjugate(jc.fr.q_rel)))  # log(q* ⊗ q₀⁻¹) (φ₀ = 0)
+        tq = jnp.where(on, jnp.concatenate([p_t + offset, err], 1), tq)
+        scalar = scalar | on
+        lo, hi = jnp.where(on, -jnp.inf, lo), jnp.where(on, jnp.inf, hi)
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
     k_p, d_p, rest = passive_gains(model, st, q0)
     k = jnp.where(scalar, ke + k_p + (kd + d_p) / dt, 0.0)
     ok = k > 0.0
     num = ke * tq + k_p * rest + kd / dt * (q0 + tqd * dt) + d_p / dt * q0
     target = jnp.where(ok, num / jnp.where(ok, k, 1.0), 0.0)
-    lo = gather_dof(model.joint_limit_lower.astype(f), dof)
-    hi = gather_dof(model.joint_limit_upper.astype(f), dof)
-    return DriveTargets(jnp.clip(target, lo, hi), k)
+    return DriveTargets(jnp.clip(target, lo, hi), k, jc.fr.q_rel if free.any() else None)
 
 
 def passive_gains(model, st, q0: jnp.ndarray):
@@ -181,19 +219,20 @@ def _row_w(b: Bodies, body, v):
 
 
 def wrap_angular_error(st, c: jnp.ndarray) -> jnp.ndarray:
-    """Wrap the angular errors (columns 3–5) of non-BALL joints into ``[−π, π)``.
+    """Wrap the angular errors (columns 3–5) of joints with angle coordinates (not BALL/FREE/DISTANCE) into
+    ``[−π, π)``.
 
     The measured angles jump by a whole number of turns (the twist angle at ±2π), so an unwrapped error
     between the current angle and a target or step-start angle would turn a continuous rotation into a
     kick of several radians.
     """
-    angular = jnp.asarray((np.arange(6) >= 3)[None, :] & (st.jtype != JointType.BALL)[:, None])
+    angular = jnp.asarray((np.arange(6) >= 3)[None, :] & ~np.isin(st.jtype, _ROTVEC)[:, None])
     return jnp.where(angular, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
 
 
 def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
     """One Jacobi pass over all drive rows. Returns ``(impulses, new λ (J, 6))``."""
-    jc = joint_coords(model, st, b.q[:-1])
+    jc, _ = drive_coords(model, st, b.q[:-1], drives.q0_rel)
     c = wrap_angular_error(st, jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target)
     on = drives.stiffness > 0.0
     alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)

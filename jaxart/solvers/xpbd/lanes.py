@@ -30,9 +30,10 @@ from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
+from jaxart.solvers.maximal.free_joints import free_drive_joints
 from jaxart.solvers.maximal.sums import segment_sum
 from jaxart.solvers.xpbd import soa as s
-from jaxart.solvers.xpbd.joint_soa import joint_angles
+from jaxart.solvers.xpbd.joint_soa import joint_angles, log_jacobian_inv
 from jaxart.solvers.xpbd.lane_contacts import contact_data, solve_contacts
 from jaxart.solvers.xpbd.soa import Bodies
 
@@ -124,20 +125,43 @@ def _lin_impulse(st, nb1, fr: _Frames, p):
     return lin, ang
 
 
+def _com_levers(st, fr: _Frames) -> _Frames:
+    """``free_joints.com_levers``: the linear drive rows of driven FREE/DISTANCE joints act at the child COM."""
+    free = free_drive_joints(st)
+    if not free.any():  # static
+        return fr
+    on = mask(free)
+    off = s.sub(fr.x_err, fr.r_c)
+    return fr._replace(x_err=s.where(on, off, fr.x_err), r_p=s.where(on, s.add(fr.r_p, off), fr.r_p),
+                       r_c=s.where(on, (0.0,) * 3, fr.r_c))
+
+
+def _free_rotation(st, fr: _Frames, q0, angles, cov):
+    """Angular drive coordinates of driven FREE/DISTANCE joints: the rotation ``φ = log(q ⊗ q₀⁻¹)`` since the step
+    start and its world covectors (``maximal_xpbd_joints.drive_coords``)."""
+    on = mask(free_drive_joints(st))
+    phi = s.where(on, s.rotation_vector(s.qmul(fr.q_rel, s.qconj(q0))), (0.0,) * 3)
+    rows = [s.qrot(fr.x_p[1], r) for r in log_jacobian_inv(phi)]
+    return [jnp.where(on, phi[k], angles[k]) for k in range(3)], [s.where(on, rows[k], cov[k]) for k in range(3)]
+
+
 def _solve_drives(st, b, jd, dr, lam, dt):
     fr = _frames(st, b, jd)
-    axes, q_lin = _lin_coords(jd, fr)
     angles, cov = _ang_coords(st, jd, fr)
+    if "q0" in dr:  # static: driven FREE/DISTANCE joints
+        angles, cov = _free_rotation(st, fr, dr["q0"], angles, cov)
+    fr = _com_levers(st, fr)
+    axes, q_lin = _lin_coords(jd, fr)
     nb1 = b.inv_m.shape[0]
     coord = list(q_lin) + list(angles)
     w = [_lin_w(st, b, fr, a) for a in axes] + [_ang_w(st, b, g) for g in cov]
     dlam = []
-    not_ball = mask(st.jtype != JointType.BALL)
+    not_ball = mask(~np.isin(st.jtype, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))
     for k in range(6):
         on = dr["stiffness"][k] > 0.0
         alpha = jnp.where(on, 1.0 / jnp.where(on, dr["stiffness"][k], 1.0), 0.0) / (dt * dt)
         c = coord[k] - dr["target"][k]
-        if k >= 3:  # angular errors of non-BALL joints wrapped into [-pi, pi) (joints.wrap_angular_error)
+        if k >= 3:  # angle errors (not rotation vectors) wrapped into [-pi, pi) (joints.wrap_angular_error)
             c = jnp.where(not_ball, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
         dlam.append(jnp.where(on, s.xpbd_delta(c, lam[k], w[k], alpha), 0.0))
     p = tuple(s.total(axes[k][i] * dlam[k] for k in range(3)) for i in range(3))
@@ -237,8 +261,10 @@ def _passive_wrenches(st, jd, pv, pose, com):
     """``_passive_forces`` of :mod:`jaxart.solvers.xpbd.solver` (non-BALL joints): ``(force, torque)`` per body.
 
     The explicit joint forces ``joint_act + joint_f`` per DOF, applied at the anchors of the constrained
-    joints; FREE / DISTANCE joints apply ``joint_f`` as a world wrench at the child COM. (Passive
-    stiffness and damping are implicit rows of the drive phase: :func:`jaxart.solvers.xpbd.joints.drive_targets`.)
+    joints; FREE / DISTANCE joints apply ``joint_f`` as a world wrench at the child COM and ``joint_act`` along the
+    parent-anchor axes (force at the child COM, pure torque:
+    :func:`jaxart.solvers.maximal.free_joints.free_wrenches`). (Passive stiffness and damping are implicit rows of
+    the drive phase: :func:`jaxart.solvers.xpbd.joints.drive_targets`.)
     """
     nb1 = pose[0][0].shape[0]
     com_w = s.add(pose[0], s.qrot(pose[1], com))
@@ -260,6 +286,16 @@ def _passive_wrenches(st, jd, pv, pose, com):
         w = s.where(mask(free_on), pv["free_f"], (0.0,) * 6)
         f_b = s.add(f_b, tuple(segment_sum(x, st.child, nb1) for x in w[:3]))
         t_b = s.add(t_b, tuple(segment_sum(x, st.child, nb1) for x in w[3:]))
+        # joint_act: force at the child COM and pure torque along the parent-anchor axes (free_joints.free_wrenches)
+        on = mask(free_on)
+        force = s.where(on, tuple(s.total(pv["lin_act"][k] * axes[k][i] for k in range(3)) for i in range(3)),
+                        (0.0,) * 3)
+        ang = [s.qrot(fr.x_p[1], a) for a in jd["ang_ax"]]
+        torque = s.where(on, tuple(s.total(pv["ang_act"][k] * ang[k][i] for k in range(3)) for i in range(3)),
+                         (0.0,) * 3)
+        r_p = s.add(fr.r_p, s.sub(fr.x_err, fr.r_c))  # parent COM -> child COM
+        f_b = s.add(f_b, _joint_sum(st, nb1, force, s.neg(force)))
+        t_b = s.add(t_b, _joint_sum(st, nb1, torque, s.neg(s.add(torque, s.cross(r_p, force)))))
     return f_b, t_b
 
 

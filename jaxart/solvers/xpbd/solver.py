@@ -17,19 +17,27 @@ PRISMATIC/REVOLUTE/FIXED/D6                 ✓ hard positional + angular constr
 BALL                                        ✓ anchor constraint; angular limits (hard) and drives per
                                               component of the rotation vector ``log(q_p⁻¹ q_c)``
                                               (jaxart extension: Newton's XPBD ignores both)
-FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM
-DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard)
+FREE                                        ✓ unconstrained; ``joint_f`` = world wrench at the COM; drives and
+                                              ``joint_act`` on SolverFeatherstone's DOFs (below)
+DISTANCE                                    ✓ anchor distance held in ``[min, max]`` (hard); drives and
+                                              ``joint_act`` as FREE
 loop-closing / orphan joints                ✓ identical to tree joints
 joint limits                                ✓ hard; 1-axis angles by swing–twist decomposition, so
                                               limits hold for oblique axes
 drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: implicit PD as a compliant
                                               constraint (stable at any gain), target clipped into the
-                                              limits; ✗ on FREE/DISTANCE (Newton ignores them)
+                                              limits; FREE/DISTANCE (jaxart extension: Newton ignores them):
+                                              SolverFeatherstone's DOFs and implicit law (child-anchor
+                                              position / child-COM velocity, ``log(q* ⊗ q⁻¹)`` / ω in the
+                                              parent-anchor frame) as rows at the child COM and on the
+                                              rotation since the step start
+                                              (:mod:`jaxart.solvers.maximal.free_joints`)
 ``joint_drive_type`` ACCELERATION           ✓ gains [1/s², 1/s] times the drive row's effective inertia
                                               ``1/w`` at the step-start poses (compliance ``w/k``; the
                                               joint's two bodies with its locked rows held:
                                               :mod:`jaxart.solvers.maximal.drive_inertia`)
-``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction
+``joint_f``, ``joint_act``                  ✓ explicit forces in the prediction (FREE/DISTANCE ``joint_act``:
+                                              force at the child COM and torque along the parent-anchor axes)
 ``stiffness``, ``damping`` (passive)        ✓ implicit: added to the drive row of each scalar DOF
                                               (stiffness ``k + d/dt``), stable at any ``d·dt/I``
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
@@ -47,7 +55,8 @@ fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and ac
                                               force without its gains
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
-velocity limits                               documented, not rejected, so MJCF models load)
+velocity limits                               documented, not rejected, so MJCF models load); nor per-DOF
+                                              limits and passive stiffness/damping on FREE/DISTANCE DOFs
 ==========================================  =====================================================
 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
@@ -87,6 +96,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
+from jaxart.solvers.maximal.free_joints import free_drive_joints
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -133,7 +143,6 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Drives on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -154,7 +163,6 @@ class SolverXPBD(SolverBase):
                           ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
-        _check_supported(model)
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
@@ -180,28 +188,6 @@ class SolverXPBD(SolverBase):
         return xpbd_step(self.model, state_in, control, contacts, dt, **opts)
 
 
-def _check_supported(model: Model) -> None:
-    """Reject FREE/DISTANCE drives (values read when concrete; Newton's XPBD ignores them)."""
-    st = joint_static(model.topology)
-    try:
-        ke = np.asarray(model.joint_target_ke) * st.use_ke[:-1]
-        kd = np.asarray(model.joint_target_kd) * st.use_kd[:-1]
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return
-    bad = []
-    for j in range(model.joint_count):
-        jt = int(st.jtype[j])
-        dofs = np.concatenate([st.lin_dof[j, :st.n_lin[j]], st.ang_dof[j, :st.n_ang[j]]])
-        if jt in (JointType.FREE, JointType.DISTANCE) and np.any((ke[dofs] > 0) | (kd[dofs] > 0)):
-            bad.append(f"{model.topology.joint_label[j]!r} (drive on {JointType(jt).name})")
-    if bad:
-        raise NotImplementedError("SolverXPBD does not support: " + ", ".join(bad)
-                                  + ": drive rows act on scalar joint coordinates, and FREE joints (position + "
-                                  "quaternion) and DISTANCE joints (anchor distance, no joint axes) have none "
-                                  "(Newton's XPBD ignores such drives). Use a D6 joint with 3 linear + 3 angular "
-                                  "axes for a driven 6-DOF body, or SolverFeatherstone.")
-
-
 def _has_ball_drives(st) -> bool:
     """Static: an enabled BALL joint has a DOF with a drive mode."""
     ball = (st.jtype == JointType.BALL) & st.enabled
@@ -222,7 +208,7 @@ def _passive_forces(model, state, control):
     zero = jnp.zeros_like(model.joint_target_ke)
     passive = model.replace(joint_target_ke=zero, joint_target_kd=zero, joint_limit_ke=zero, joint_limit_kd=zero,
                             joint_stiffness=zero, joint_damping=zero)
-    return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0)
+    return joint_wrenches(passive, state, control, attach_ke=0.0, attach_kd=0.0, free_drives=False)
 
 
 @functools.partial(checkpointed_jit, static_argnames=_OPTIONS)
@@ -239,7 +225,8 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         st = joint_static(model.topology)
         inv_m, inv_i = inverse_mass_properties(model, f)
         has_joints = bool(np.any(constrained_joints(st)))
-        drive_on = has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))
+        drive_on = (has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))) \
+            or bool(free_drive_joints(st).any())
         has_contacts = contacts is not None and contacts.capacity > 0
         restitution = enable_restitution and has_contacts
         drives = drive_targets(acceleration_gains(model, state.body_q), control, st, state.body_q, dt) if drive_on \
@@ -376,6 +363,8 @@ def _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf
                 passive[f"{side}_{key}"] = gather_dof(jnp.asarray(arr, f), dof)
         passive["free_f"] = jnp.concatenate([passive["lin_f"], passive["ang_f"]], 1)
     drv = None if drives is None else {"target": drives.target, "stiffness": drives.stiffness}
+    if drives is not None and drives.q0_rel is not None:
+        drv["q0"] = drives.q0_rel
     con = None
     if cf is not None:
         con = {"ia": cf.ia, "ib": cf.ib, "local_a": cf.local_a, "local_b": cf.local_b, "normal": cf.normal,
