@@ -185,3 +185,16 @@ def test_drive_and_joint_act_between_floating_bodies_are_internal():
         p = (mass * body_qd[..., :3]).sum(1)
         np.testing.assert_allclose(p, np.broadcast_to(p[0], p.shape), atol=tol)
         assert np.abs(body_qd[-1, 1] - body_qd[0, 1]).max() > 0.1  # the drive did act
+
+
+def test_free_joint_limits_and_passive_terms_raise_naming_the_joint():
+    """Per-DOF limits and passive stiffness/damping on FREE/DISTANCE DOFs are not modelled in maximal coordinates:
+    both solvers raise naming the joint and the term; a DISTANCE joint's distance limits (first DOF) are fine."""
+    model = _body((JointType.FREE, JointType.DISTANCE))
+    for make in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
+        make(model)  # drives and the distance limits: accepted
+        for field, value, what in (("joint_stiffness", 1.0, "stiffness"), ("joint_damping", 0.5, "damping"),
+                                   ("joint_limit_upper", 0.3, "per-DOF limits")):
+            bad = model.replace(**{field: getattr(model, field).at[7].set(value)})  # DISTANCE joint's 2nd DOF
+            with pytest.raises(NotImplementedError, match=f"{make.__name__}.*joint_1.*{what}"):
+                make(bad)

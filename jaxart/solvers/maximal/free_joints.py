@@ -20,7 +20,8 @@ opposite torque on the parent (power ``f·v + τ·ω``).
 
 ``ACCELERATION`` drives scale both gains by the DOF's effective inertia of
 :mod:`jaxart.solvers.maximal.drive_inertia` (a world-parented FREE body: its mass, and ``1 / (e_k·I⁻¹e_k)``).
-Per-DOF limits and passive ``joint_stiffness``/``joint_damping`` on these DOFs are not modelled here.
+Per-DOF limits and passive ``joint_stiffness``/``joint_damping`` on these DOFs are not modelled here: both solvers
+reject them at construction (:func:`reject_free_joint_terms`).
 """
 
 from __future__ import annotations
@@ -123,3 +124,32 @@ def free_wrenches(model, state, control, *, drives: bool = True) -> jnp.ndarray:
         gen = gen + ke * err + kd * (gather_dof(jnp.asarray(control.joint_target_qd, f), dof) - vel)
     force, torque = quat_rotate(qp, gen[:, :3]), quat_rotate(qp, gen[:, 3:])
     return scatter_body_wrench(nb, st.parent[idx], st.child[idx], fr.r_p, fr.r_c, force, torque)
+
+
+def reject_free_joint_terms(model, solver: str) -> None:
+    """Raise ``NotImplementedError`` naming the FREE/DISTANCE joints with per-DOF limits or a passive
+    ``joint_stiffness``/``joint_damping`` (not modelled in maximal coordinates; a DISTANCE joint's distance limits
+    on its first DOF are). Traced models are not checked (the terms are then ignored)."""
+    import jax
+
+    try:
+        vals = {k: np.asarray(getattr(model, f"joint_{k}")) for k in
+                ("stiffness", "damping", "limit_lower", "limit_upper")}
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return
+    topo = model.topology
+    jt, ds = np.asarray(topo.joint_type.array), np.asarray(topo.joint_qd_start.array)
+    bad = []
+    on = np.isin(jt, [int(JointType.FREE), int(JointType.DISTANCE)]) & np.asarray(topo.joint_enabled.array, bool)
+    for j in np.flatnonzero(on):
+        d = np.arange(ds[j], ds[j + 1])
+        lim = d[1:] if jt[j] == int(JointType.DISTANCE) else d
+        terms = [k for k in ("stiffness", "damping") if np.any(vals[k][d] != 0.0)]
+        if np.any(vals["limit_lower"][lim] > -1e9) or np.any(vals["limit_upper"][lim] < 1e9):
+            terms.append("per-DOF limits")
+        if terms:
+            bad.append(f"{topo.joint_label[j]!r} ({', '.join(terms)})")
+    if bad:
+        raise NotImplementedError(f"{solver}: per-DOF limits and passive joint_stiffness/joint_damping on FREE/"
+                                  f"DISTANCE joints are not modelled in maximal coordinates: {'; '.join(bad)}; use "
+                                  "SolverFeatherstone or SolverMuJoCo")

@@ -43,8 +43,9 @@ fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penal
 equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
-armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton); nor per-DOF
-                                              limits and passive stiffness/damping on FREE/DISTANCE DOFs
+armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)
+FREE/DISTANCE per-DOF limits, passive       ✗ (``NotImplementedError`` naming the joints, concrete models;
+stiffness/damping                             :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
 ==========================================  =====================================================
 
 Accuracy: joint constraints are soft; with the default ``joint_attach_ke = 1e4`` a joint carrying
@@ -66,6 +67,7 @@ from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
+from jaxart.solvers.maximal.free_joints import reject_free_joint_terms
 from jaxart.solvers.maximal.integrate import integrate_bodies
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
 from jaxart.solvers.maximal.tendons import tendon_body_wrenches
@@ -97,6 +99,7 @@ class SolverSemiImplicit(SolverBase):
 
     Raises:
         ValueError: A non-finite or negative option.
+        NotImplementedError: Per-DOF limits or passive stiffness/damping on FREE/DISTANCE joints.
     """
 
     _OPTIONS = ('angular_damping', 'joint_attach_ke', 'joint_attach_kd', 'friction_smoothing', 'contact_smoothing',
@@ -114,6 +117,7 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
+        reject_free_joint_terms(model, "SolverSemiImplicit")
         self.model = model
         self.armature_tendons = armature_tendons(model)
         self.angular_damping = float(angular_damping)

@@ -55,8 +55,9 @@ fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and ac
                                               force without its gains
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
-velocity limits                               documented, not rejected, so MJCF models load); nor per-DOF
-                                              limits and passive stiffness/damping on FREE/DISTANCE DOFs
+velocity limits                               documented, not rejected, so MJCF models load)
+FREE/DISTANCE per-DOF limits, passive       ✗ (``NotImplementedError`` naming the joints, concrete models;
+stiffness/damping                             :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
 ==========================================  =====================================================
 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
@@ -96,7 +97,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
-from jaxart.solvers.maximal.free_joints import free_drive_joints
+from jaxart.solvers.maximal.free_joints import free_drive_joints, reject_free_joint_terms
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -143,6 +144,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
+        NotImplementedError: Per-DOF limits or passive stiffness/damping on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -163,6 +165,7 @@ class SolverXPBD(SolverBase):
                           ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
+        reject_free_joint_terms(model, "SolverXPBD")
         self.model = model
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
