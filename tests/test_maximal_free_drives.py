@@ -188,13 +188,52 @@ def test_drive_and_joint_act_between_floating_bodies_are_internal():
 
 
 def test_free_joint_limits_and_passive_terms_raise_naming_the_joint():
-    """Per-DOF limits and passive stiffness/damping on FREE/DISTANCE DOFs are not modelled in maximal coordinates:
-    both solvers raise naming the joint and the term; a DISTANCE joint's distance limits (first DOF) are fine."""
+    """Terms a solver does not model on FREE/DISTANCE DOFs raise naming the joint and the term: SolverXPBD's per-DOF
+    limits and passive stiffness/damping, both solvers' per-DOF limits on a DISTANCE joint's DOFs other than the
+    first (SolverFeatherstone has none there either); a DISTANCE joint's distance limits (first DOF) are fine."""
     model = _body((JointType.FREE, JointType.DISTANCE))
     for make in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
         make(model)  # drives and the distance limits: accepted
         for field, value, what in (("joint_stiffness", 1.0, "stiffness"), ("joint_damping", 0.5, "damping"),
                                    ("joint_limit_upper", 0.3, "per-DOF limits")):
-            bad = model.replace(**{field: getattr(model, field).at[7].set(value)})  # DISTANCE joint's 2nd DOF
-            with pytest.raises(NotImplementedError, match=f"{make.__name__}.*joint_1.*{what}"):
-                make(bad)
+            for dof, joint in ((7, "joint_1"), (1, "joint_0")):  # DISTANCE joint's 2nd DOF, FREE joint's 2nd DOF
+                bad = model.replace(**{field: getattr(model, field).at[dof].set(value)})
+                if make is jaxart.solvers.SolverSemiImplicit and (what != "per-DOF limits" or joint == "joint_0"):
+                    make(bad)  # modelled (test_semi_implicit_passive_springs_and_limits_match_featherstone)
+                    continue
+                with pytest.raises(NotImplementedError, match=f"{make.__name__}.*{joint}.*{what}"):
+                    make(bad)
+
+def _passive_limited(model, *, limits: bool = True):
+    """``model`` (a FREE then a DISTANCE joint) with passive springs/dampers toward a rest pose on all twelve DOFs
+    and (``limits``) upper penalty limits on the FREE joint's x position (starts at −0.195) and x rotation-vector
+    component (starts at 0), which its drive toward :func:`_target` (0.3 and 0.35) pushes past."""
+    k = jnp.asarray([5.0, 3.0, 4.0, 1.0, 0.5, 0.8] * 2)
+    c = jnp.asarray([1.0, 0.5, 0.8, 0.2, 0.1, 0.15] * 2)
+    rest = jnp.asarray([0.1, -0.2, 0.05, 0.2, -0.1, 0.3] * 2)
+    model = model.replace(joint_stiffness=k, joint_damping=c, joint_rest_q=rest)
+    if not limits:
+        return model
+    return model.replace(joint_limit_upper=model.joint_limit_upper.at[0].set(-0.13).at[3].set(0.05),
+                         joint_limit_ke=model.joint_limit_ke.at[0].set(300.0).at[3].set(40.0),
+                         joint_limit_kd=model.joint_limit_kd.at[0].set(4.0).at[3].set(0.5))
+
+
+def test_semi_implicit_passive_springs_and_limits_match_featherstone():
+    """SolverSemiImplicit's explicit passive springs ``k (rest − x) − c ẋ`` (rotation vectors for the angular DOFs)
+    and per-DOF penalty limits (drive off beyond a limit) on FREE/DISTANCE DOFs follow SolverFeatherstone's explicit
+    law on the same model."""
+    base = _body((JointType.FREE, JointType.DISTANCE))
+    ctrl = _target(base)
+    runs = {}
+    for limits in (True, False):
+        model = _passive_limited(base, limits=limits)
+        ref = _rollout(SolverFeatherstone(model, drive="explicit", angular_damping=0.0), model.state(), ctrl, 1e-3,
+                       300)[1][0]
+        jq = _rollout(SolverSemiImplicit(model, angular_damping=0.0), model.state(), ctrl, 1e-3, 300)[1][0]
+        np.testing.assert_allclose(jq, ref, atol=1e-6)
+        runs[limits] = np.asarray(jq)
+    lim, free = runs[True], runs[False]
+    assert free[:, 0].max() > -0.04 and lim[:, 0].max() < -0.07  # the position limit held the FREE joint back
+    assert np.abs(lim[:, 7:] - free[:, 7:]).max() < 1e-12  # the DISTANCE joint has no per-DOF limits
+    assert np.abs(lim[:, 3:7] - free[:, 3:7]).max() > 1e-2

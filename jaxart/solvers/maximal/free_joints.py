@@ -8,8 +8,11 @@ DOFs the rotation vector ``log(q)`` of ``q = q_p⁻¹ q_c`` paired with the rela
 no torque on the child) and the pure torque ``R_p τ``, with the opposite force at the same world point and the
 opposite torque on the parent (power ``f·v + τ·ω``).
 
-* SolverSemiImplicit applies the explicit drive ``ke e + kd (q̇* − q̇) + joint_act`` per DOF (:func:`free_wrenches`)
-  with Featherstone's errors ``e = p* − p`` and ``e = log(q* ⊗ q⁻¹)``.
+* SolverSemiImplicit applies SolverFeatherstone's explicit law per DOF (:func:`free_wrenches`): the drive
+  ``ke e + kd (q̇* − q̇)`` with the errors ``e = p* − p`` and ``e = log(q* ⊗ q⁻¹)``, the passive spring
+  ``joint_stiffness (joint_rest_q − x) − joint_damping q̇`` with ``x = p`` and ``x = log(q)`` (the rotation vector,
+  not wrapped), the penalty ``limit_ke (x_lim − x) − limit_kd q̇`` of a FREE DOF beyond its per-DOF limits (its drive
+  then off), and ``joint_act``.
 * SolverXPBD solves the drive as an implicit row per DOF (:mod:`jaxart.solvers.xpbd.joints`, ``drive_coords``), in
   increments over the step so that each row is Featherstone's implicit law ``ke (e₀ − dt q̇) + kd (q̇* − q̇)``
   (``e₀`` the error at the step start, ``q̇`` the new velocity): the linear rows act at the child COM
@@ -20,8 +23,9 @@ opposite torque on the parent (power ``f·v + τ·ω``).
 
 ``ACCELERATION`` drives scale both gains by the DOF's effective inertia of
 :mod:`jaxart.solvers.maximal.drive_inertia` (a world-parented FREE body: its mass, and ``1 / (e_k·I⁻¹e_k)``).
-Per-DOF limits and passive ``joint_stiffness``/``joint_damping`` on these DOFs are not modelled here: both solvers
-reject them at construction (:func:`reject_free_joint_terms`).
+SolverXPBD does not model per-DOF limits nor passive ``joint_stiffness``/``joint_damping`` on these DOFs, and neither
+solver per-DOF limits on a DISTANCE joint's DOFs past the first (its distance limits; SolverFeatherstone has none
+there): they raise at construction (:func:`reject_free_joint_terms`).
 """
 
 from __future__ import annotations
@@ -89,15 +93,17 @@ def com_levers(fr: JointFrames, on: np.ndarray) -> JointFrames:
 
 
 def free_wrenches(model, state, control, *, drives: bool = True) -> jnp.ndarray:
-    """``(body_count, 6)`` world wrenches (about the COMs) of ``joint_act`` and (``drives``) the explicit drives of
-    the FREE/DISTANCE joints (module docstring); zero when the model has none.
+    """``(body_count, 6)`` world wrenches (about the COMs) of ``joint_act`` and (``drives``) the explicit drives,
+    passive springs and per-DOF penalty limits of the FREE/DISTANCE joints (module docstring); zero when the model
+    has none.
 
     Args:
         model: The model (gains already scaled for ``ACCELERATION`` drives:
             :func:`~jaxart.solvers.maximal.drive_inertia.acceleration_gains`).
         state: State (``body_q``, ``body_qd``).
         control: Control (targets, ``joint_act``).
-        drives: Include the PD drives (``False``: ``joint_act`` only, e.g. SolverXPBD whose drives are rows).
+        drives: Include the drives, springs and limits (``False``: ``joint_act`` only, e.g. SolverXPBD whose drives
+            are rows).
     """
     st = joint_static(model.topology)
     f = state.body_q.dtype
@@ -110,26 +116,56 @@ def free_wrenches(model, state, control, *, drives: bool = True) -> jnp.ndarray:
     raw = joint_frames(model, state.body_q, state.body_qd, idx)
     fr = com_levers(raw, np.ones(idx.size, bool))
     qp = raw.x_p[:, 3:]
-    if drives and free_drive_joints(st)[idx].any():  # static
-        _, bqd = extend_world(state.body_q, state.body_qd)
-        # child-COM velocity minus the parent's velocity at that point (from the anchors' relative velocity)
-        v_com = (raw.v_err - jnp.cross(bqd[st.child[idx], 3:], raw.r_c)
-                 - jnp.cross(bqd[st.parent[idx], 3:], raw.x_err - raw.r_c))
-        p, v, w = (quat_rotate_inv(qp, x) for x in (raw.x_err, v_com, raw.w_err))
-        p_t, q_t = (x[idx] for x in free_targets(model, control, f))
-        err = jnp.concatenate([p_t - p, rotation_vector(quat_mul(q_t, quat_conjugate(raw.q_rel)))], -1)
-        vel = jnp.concatenate([v, w], -1)
-        ke = jnp.asarray(st.use_ke[dof]) * gather_dof(jnp.asarray(model.joint_target_ke, f), dof)
-        kd = jnp.asarray(st.use_kd[dof]) * gather_dof(jnp.asarray(model.joint_target_kd, f), dof)
-        gen = gen + ke * err + kd * (gather_dof(jnp.asarray(control.joint_target_qd, f), dof) - vel)
+    if drives:
+        gen = gen + _explicit_terms(model, state, control, st, idx, raw)
     force, torque = quat_rotate(qp, gen[:, :3]), quat_rotate(qp, gen[:, 3:])
     return scatter_body_wrench(nb, st.parent[idx], st.child[idx], fr.r_p, fr.r_c, force, torque)
 
 
-def reject_free_joint_terms(model, solver: str) -> None:
-    """Raise ``NotImplementedError`` naming the FREE/DISTANCE joints with per-DOF limits or a passive
-    ``joint_stiffness``/``joint_damping`` (not modelled in maximal coordinates; a DISTANCE joint's distance limits
-    on its first DOF are). Traced models are not checked (the terms are then ignored)."""
+def _explicit_terms(model, state, control, st, idx: np.ndarray, raw: JointFrames) -> jnp.ndarray:
+    """``(len(idx), 6)`` generalised forces of the explicit drives, passive springs and per-DOF penalty limits of
+    the FREE/DISTANCE joints ``idx`` (SolverFeatherstone's explicit law, module docstring)."""
+    f = state.body_q.dtype
+    dof = np.concatenate([st.lin_dof, st.ang_dof], 1)[idx]
+    _, bqd = extend_world(state.body_q, state.body_qd)
+    # child-COM velocity minus the parent's velocity at that point (from the anchors' relative velocity)
+    v_com = (raw.v_err - jnp.cross(bqd[st.child[idx], 3:], raw.r_c)
+             - jnp.cross(bqd[st.parent[idx], 3:], raw.x_err - raw.r_c))
+    qp = raw.x_p[:, 3:]
+    p, v, w = (quat_rotate_inv(qp, x) for x in (raw.x_err, v_com, raw.w_err))
+    pos = jnp.concatenate([p, rotation_vector(raw.q_rel)], -1)
+    vel = jnp.concatenate([v, w], -1)
+    g = functools.partial(_gather, dof=dof, dtype=f)
+    # per-DOF penalty limits on FREE joints (DISTANCE: only its distance limit, a row elsewhere); the drive is off
+    # on a DOF beyond its limit
+    lo, hi = g(model.joint_limit_lower), g(model.joint_limit_upper)
+    is_dist = jnp.asarray(st.jtype[idx] == JointType.DISTANCE)[:, None]
+    limited = ~is_dist & ((pos < lo) | (pos > hi))
+    e_lim = jnp.where(pos < lo, lo - pos, hi - pos)
+    out = (g(model.joint_stiffness) * (g(model.joint_rest_q) - pos) - g(model.joint_damping) * vel
+           + jnp.where(limited, g(model.joint_limit_ke) * e_lim - g(model.joint_limit_kd) * vel, 0.0))
+    if free_drive_joints(st)[idx].any():  # static
+        p_t, q_t = (x[idx] for x in free_targets(model, control, f))
+        err = jnp.concatenate([p_t - p, rotation_vector(quat_mul(q_t, quat_conjugate(raw.q_rel)))], -1)
+        ke = jnp.where(limited, 0.0, jnp.asarray(st.use_ke[dof]) * g(model.joint_target_ke))
+        kd = jnp.where(limited, 0.0, jnp.asarray(st.use_kd[dof]) * g(model.joint_target_kd))
+        out = out + ke * err + kd * (g(control.joint_target_qd) - vel)
+    return out
+
+
+def _gather(x, *, dof: np.ndarray, dtype) -> jnp.ndarray:
+    """``(J, 6)`` per-DOF values ``x`` at the FREE/DISTANCE DOFs ``dof``."""
+    return gather_dof(jnp.asarray(x, dtype), dof)
+
+
+def reject_free_joint_terms(model, solver: str, *, free_limits: bool = False, passive: bool = False) -> None:
+    """Raise ``NotImplementedError`` naming the FREE/DISTANCE joints with terms ``solver`` does not model.
+
+    Per-DOF limits on a DISTANCE joint's DOFs other than the first (its distance limits) are always rejected
+    (SolverFeatherstone has none either); per-DOF limits on FREE joints unless ``free_limits``; passive
+    ``joint_stiffness``/``joint_damping`` unless ``passive``. Traced models are not checked (the terms are then
+    ignored).
+    """
     import jax
 
     try:
@@ -143,13 +179,15 @@ def reject_free_joint_terms(model, solver: str) -> None:
     on = np.isin(jt, [int(JointType.FREE), int(JointType.DISTANCE)]) & np.asarray(topo.joint_enabled.array, bool)
     for j in np.flatnonzero(on):
         d = np.arange(ds[j], ds[j + 1])
-        lim = d[1:] if jt[j] == int(JointType.DISTANCE) else d
-        terms = [k for k in ("stiffness", "damping") if np.any(vals[k][d] != 0.0)]
-        if np.any(vals["limit_lower"][lim] > -1e9) or np.any(vals["limit_upper"][lim] < 1e9):
+        is_dist = jt[j] == int(JointType.DISTANCE)
+        terms = [] if passive else [k for k in ("stiffness", "damping") if np.any(vals[k][d] != 0.0)]
+        lim = d[1:] if is_dist else d
+        if (is_dist or not free_limits) and (np.any(vals["limit_lower"][lim] > -1e9)
+                                             or np.any(vals["limit_upper"][lim] < 1e9)):
             terms.append("per-DOF limits")
         if terms:
             bad.append(f"{topo.joint_label[j]!r} ({', '.join(terms)})")
     if bad:
-        raise NotImplementedError(f"{solver}: per-DOF limits and passive joint_stiffness/joint_damping on FREE/"
-                                  f"DISTANCE joints are not modelled in maximal coordinates: {'; '.join(bad)}; use "
-                                  "SolverFeatherstone or SolverMuJoCo")
+        raise NotImplementedError(f"{solver}: {'' if passive else 'passive joint_stiffness/joint_damping and '}"
+                                  f"per-DOF limits on {'DISTANCE' if free_limits else 'FREE/DISTANCE'} joints are "
+                                  f"not modelled: {'; '.join(bad)}; use SolverFeatherstone or SolverMuJoCo")

@@ -44,8 +44,10 @@ equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_k
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
 armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)
-FREE/DISTANCE per-DOF limits, passive       ✗ (``NotImplementedError`` naming the joints, concrete models;
-stiffness/damping                             :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
+FREE/DISTANCE passive stiffness/damping,    ✓ explicit, SolverFeatherstone's law and DOFs (rotation vectors;
+FREE per-DOF limits                           drive off beyond a limit): :mod:`jaxart.solvers.maximal.free_joints`
+DISTANCE per-DOF limits past the first DOF  ✗ (``NotImplementedError`` naming the joints, concrete models;
+                                              :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
 ==========================================  =====================================================
 
 Accuracy: joint constraints are soft; with the default ``joint_attach_ke = 1e4`` a joint carrying
@@ -117,7 +119,7 @@ class SolverSemiImplicit(SolverBase):
             raise ValueError(f"SolverSemiImplicit: friction_smoothing must be > 0, got {friction_smoothing}")
         if contact_smoothing is not None and not float(contact_smoothing) > 0.0:
             raise ValueError(f"SolverSemiImplicit: contact_smoothing must be None or > 0, got {contact_smoothing}")
-        reject_free_joint_terms(model, "SolverSemiImplicit")
+        reject_free_joint_terms(model, "SolverSemiImplicit", free_limits=True, passive=True)
         self.model = model
         self.armature_tendons = armature_tendons(model)
         self.angular_damping = float(angular_damping)
