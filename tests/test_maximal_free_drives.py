@@ -189,8 +189,8 @@ def test_drive_and_joint_act_between_floating_bodies_are_internal():
 
 def test_free_joint_limits_and_passive_terms_raise_naming_the_joint():
     """Terms a solver does not model on FREE/DISTANCE DOFs raise naming the joint and the term: SolverXPBD's per-DOF
-    limits and passive stiffness/damping, both solvers' per-DOF limits on a DISTANCE joint's DOFs other than the
-    first (SolverFeatherstone has none there either); a DISTANCE joint's distance limits (first DOF) are fine."""
+    limits, both solvers' per-DOF limits on a DISTANCE joint's DOFs other than the first (SolverFeatherstone has none
+    there either); passive stiffness/damping and a DISTANCE joint's distance limits (first DOF) are fine."""
     model = _body((JointType.FREE, JointType.DISTANCE))
     for make in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
         make(model)  # drives and the distance limits: accepted
@@ -198,8 +198,8 @@ def test_free_joint_limits_and_passive_terms_raise_naming_the_joint():
                                    ("joint_limit_upper", 0.3, "per-DOF limits")):
             for dof, joint in ((7, "joint_1"), (1, "joint_0")):  # DISTANCE joint's 2nd DOF, FREE joint's 2nd DOF
                 bad = model.replace(**{field: getattr(model, field).at[dof].set(value)})
-                if make is jaxart.solvers.SolverSemiImplicit and (what != "per-DOF limits" or joint == "joint_0"):
-                    make(bad)  # modelled (test_semi_implicit_passive_springs_and_limits_match_featherstone)
+                if what != "per-DOF limits" or (make is jaxart.solvers.SolverSemiImplicit and joint == "joint_0"):
+                    make(bad)  # modelled (test_*_passive_springs_*_match_featherstone*)
                     continue
                 with pytest.raises(NotImplementedError, match=f"{make.__name__}.*{joint}.*{what}"):
                     make(bad)
@@ -237,3 +237,15 @@ def test_semi_implicit_passive_springs_and_limits_match_featherstone():
     assert free[:, 0].max() > -0.04 and lim[:, 0].max() < -0.07  # the position limit held the FREE joint back
     assert np.abs(lim[:, 7:] - free[:, 7:]).max() < 1e-12  # the DISTANCE joint has no per-DOF limits
     assert np.abs(lim[:, 3:7] - free[:, 3:7]).max() > 1e-2
+
+
+def test_xpbd_passive_springs_match_featherstone_implicit():
+    """SolverXPBD folds passive stiffness/damping on FREE/DISTANCE DOFs into the implicit drive rows
+    (SolverFeatherstone's implicit law), with drives and without (rows made for the passive terms alone)."""
+    for mode in (PV, JointTargetMode.NONE):
+        model = _passive_limited(_body((JointType.FREE, JointType.DISTANCE), mode=mode), limits=False)
+        ctrl = _target(model)
+        ref = _rollout(SolverFeatherstone(model, angular_damping=0.0), model.state(), ctrl, 1e-3, 300)[1][0]
+        jq = _rollout(SolverXPBD(model, iterations=8), model.state(), ctrl, 1e-3, 300)[1][0]
+        np.testing.assert_allclose(jq, ref, atol=1e-6)
+        assert np.abs(np.asarray(jq[-1] - jq[0])).max() > 2e-2  # the springs moved the bodies

@@ -23,9 +23,12 @@ opposite torque on the parent (power ``f·v + τ·ω``).
 
 ``ACCELERATION`` drives scale both gains by the DOF's effective inertia of
 :mod:`jaxart.solvers.maximal.drive_inertia` (a world-parented FREE body: its mass, and ``1 / (e_k·I⁻¹e_k)``).
-SolverXPBD does not model per-DOF limits nor passive ``joint_stiffness``/``joint_damping`` on these DOFs, and neither
-solver per-DOF limits on a DISTANCE joint's DOFs past the first (its distance limits; SolverFeatherstone has none
-there): they raise at construction (:func:`reject_free_joint_terms`).
+SolverXPBD folds passive ``joint_stiffness``/``joint_damping`` into the same implicit rows (Featherstone's implicit
+spring ``k (rest − x₀ − dt q̇) − d q̇``, rest ``joint_rest_q`` on ``x = (p, log q)``); the rows are made for the
+joints :func:`free_passive_rows` finds on the concrete model at construction (a traced model's passive terms on
+these joints are ignored). SolverXPBD does not model per-DOF limits on these DOFs, and neither solver those of a
+DISTANCE joint's DOFs past the first (its distance limits; SolverFeatherstone has none there): they raise at
+construction (:func:`reject_free_joint_terms`).
 """
 
 from __future__ import annotations
@@ -54,9 +57,28 @@ def free_joints(st) -> np.ndarray:
 
 
 def free_drive_joints(st) -> np.ndarray:
-    """Static ``(J,)`` bool: enabled FREE/DISTANCE joints with a drive mode (position or velocity) on a DOF."""
+    """Static ``(J,)`` bool: enabled FREE/DISTANCE joints with a drive mode (position or velocity) on a DOF or
+    marked in ``st.free_rows`` (SolverXPBD: passive terms, :func:`free_passive_rows`)."""
     dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
-    return free_joints(st) & np.any(st.use_ke[dof] | st.use_kd[dof], 1)
+    rows = np.any(st.use_ke[dof] | st.use_kd[dof], 1)
+    if st.free_rows is not None:
+        rows = rows | st.free_rows
+    return free_joints(st) & rows
+
+
+def free_passive_rows(model) -> tuple[int, ...]:
+    """Static: the enabled FREE/DISTANCE joints with a nonzero passive ``joint_stiffness``/``joint_damping`` of a
+    concrete model (``()`` for a traced one, whose passive terms on these joints SolverXPBD then ignores)."""
+    import jax
+
+    try:
+        k, d = np.asarray(model.joint_stiffness), np.asarray(model.joint_damping)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return ()
+    st = joint_static(model.topology)
+    dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
+    k, d = np.append(k, 0.0)[dof], np.append(d, 0.0)[dof]
+    return tuple(int(j) for j in np.flatnonzero(free_joints(st) & np.any((k != 0.0) | (d != 0.0), 1)))
 
 
 @functools.lru_cache(maxsize=64)

@@ -70,6 +70,7 @@ class JointStatic(NamedTuple):
     use_ke: np.ndarray  # (dof_count + 1,) position drive active (POSITION / POSITION_VELOCITY)
     use_kd: np.ndarray  # (dof_count + 1,) velocity drive active
     coord_count: int
+    free_rows: np.ndarray | None = None  # (J,) bool FREE/DISTANCE joints given drive rows (SolverXPBD passive terms)
 
 
 @functools.lru_cache(maxsize=64)

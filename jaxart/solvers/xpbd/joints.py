@@ -11,7 +11,9 @@ a per-body sum over static body ids):
   ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
   errors of joints with angle coordinates are wrapped into ``[−π, π)``. FREE/DISTANCE joints drive the child
   COM along the parent-anchor axes and the rotation since the step start, without limits (SolverFeatherstone's
-  implicit drive law: :func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`);
+  implicit drive law: :func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`), their passive
+  stiffness/damping in the same rows (rows for the joints with a drive or, concrete models only, a nonzero passive
+  term);
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
   violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
@@ -127,7 +129,9 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
     Passive ``joint_stiffness`` (toward ``joint_rest_q``, angles wrapped as the explicit spring) and
     ``joint_damping`` are folded into the same row: with drive gains ``ke, kd`` and passive gains
     ``k, d`` the row has stiffness ``ke + k + (kd + d)/dt`` and target
-    ``(ke q* + k q_rest + (kd/dt)(q₀ + q̇* dt) + (d/dt) q₀) / (ke + k + (kd + d)/dt)``.
+    ``(ke q* + k q_rest + (kd/dt)(q₀ + q̇* dt) + (d/dt) q₀) / (ke + k + (kd + d)/dt)``. FREE/DISTANCE joints in
+    ``st.free_rows`` fold their passive terms in likewise (SolverFeatherstone's spring ``k (rest − x)`` on
+    ``x = (p, log q)``, linearised over the step as the drive).
     """
     jc, offset = drive_coords(model, st, body_q0)
     f = body_q0.dtype
@@ -157,6 +161,15 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
         lo, hi = jnp.where(on, -jnp.inf, lo), jnp.where(on, jnp.inf, hi)
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
     k_p, d_p, rest = passive_gains(model, st, q0)
+    if st.free_rows is not None and st.free_rows.any():  # static: passive FREE/DISTANCE rows (Featherstone's spring)
+        on = jnp.asarray(st.free_rows & free)[:, None]
+        rest_f = gather_dof(jnp.asarray(model.joint_rest_q, f), dof)
+        # coordinates c (COM) and φ (φ₀ = 0): the rest p_rest + (c₀ − p₀) and rest − log(q₀), so that the row is
+        # Featherstone's implicit spring k (rest − x₀ − dt q̇) − d q̇ on x = (p, log q)
+        rest_f = jnp.concatenate([rest_f[:, :3] + offset, rest_f[:, 3:] - rotation_vector(jc.fr.q_rel)], 1)
+        k_p = jnp.where(on, gather_dof(model.joint_stiffness.astype(f), dof), k_p)
+        d_p = jnp.where(on, gather_dof(model.joint_damping.astype(f), dof), d_p)
+        rest = jnp.where(on, rest_f, rest)
     k = jnp.where(scalar, ke + k_p + (kd + d_p) / dt, 0.0)
     ok = k > 0.0
     num = ke * tq + k_p * rest + kd / dt * (q0 + tqd * dt) + d_p / dt * q0

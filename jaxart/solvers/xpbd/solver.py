@@ -56,8 +56,11 @@ fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and ac
                                               (:mod:`jaxart.solvers.xpbd.tendons`); ``limit_ke/kd`` unused
 armature, joint friction, effort and        not modelled in maximal coordinates (as Newton's XPBD;
 velocity limits                               documented, not rejected, so MJCF models load)
-FREE/DISTANCE per-DOF limits, passive       ✗ (``NotImplementedError`` naming the joints, concrete models;
-stiffness/damping                             :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
+FREE/DISTANCE passive stiffness/damping     ✓ in the implicit drive rows (Featherstone's implicit law; rows
+                                              made for a concrete model's nonzero terms, a traced model's
+                                              ignored): :mod:`jaxart.solvers.maximal.free_joints`
+FREE/DISTANCE per-DOF limits                ✗ (``NotImplementedError`` naming the joints, concrete models;
+                                              :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
 ==========================================  =====================================================
 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
@@ -97,7 +100,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
-from jaxart.solvers.maximal.free_joints import free_drive_joints, reject_free_joint_terms
+from jaxart.solvers.maximal.free_joints import free_drive_joints, free_passive_rows, reject_free_joint_terms
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -115,7 +118,8 @@ from jaxart.solvers.xpbd.lanes import LaneOptions, make_step
 from jaxart.solvers.xpbd.tendons import initial_lambda, solve_tendons, tendon_rows
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
-            "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution")
+            "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution",
+            "free_passive_rows")
 
 _IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 
@@ -144,7 +148,7 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Per-DOF limits or passive stiffness/damping on FREE/DISTANCE joints.
+        NotImplementedError: Per-DOF limits on FREE/DISTANCE joints.
     """
 
     _OPTIONS = _OPTIONS
@@ -165,8 +169,9 @@ class SolverXPBD(SolverBase):
                           ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
-        reject_free_joint_terms(model, "SolverXPBD")
+        reject_free_joint_terms(model, "SolverXPBD", passive=True)
         self.model = model
+        self.free_passive_rows = free_passive_rows(model)
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
         self.joint_angular_relaxation = float(joint_angular_relaxation)
@@ -219,13 +224,16 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
               joint_linear_relaxation: float = 0.7, joint_angular_relaxation: float = 0.4,
               joint_linear_compliance: float = 0.0, joint_angular_compliance: float = 0.0,
               rigid_contact_relaxation: float = 0.8, angular_damping: float = 0.0,
-              enable_restitution: bool = False) -> State:
-    """One pure XPBD step (see :class:`SolverXPBD`)."""
+              enable_restitution: bool = False, free_passive_rows: tuple[int, ...] = ()) -> State:
+    """One pure XPBD step (see :class:`SolverXPBD`; ``free_passive_rows``: the FREE/DISTANCE joints whose passive
+    stiffness/damping get drive rows, :func:`~jaxart.solvers.maximal.free_joints.free_passive_rows`)."""
     with jax.named_scope("jaxart.xpbd_step"):
         control = model.control() if control is None else control
         f = state.body_q.dtype
         dt = jnp.asarray(dt, f)
         st = joint_static(model.topology)
+        if free_passive_rows:  # static
+            st = st._replace(free_rows=np.isin(np.arange(model.joint_count), free_passive_rows))
         inv_m, inv_i = inverse_mass_properties(model, f)
         has_joints = bool(np.any(constrained_joints(st)))
         drive_on = (has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))) \
