@@ -77,8 +77,9 @@ def free_passive_rows(model) -> tuple[int, ...]:
         return ()
     st = joint_static(model.topology)
     dof = np.concatenate([st.lin_dof, st.ang_dof], 1)
-    k, d = np.append(k, 0.0)[dof], np.append(d, 0.0)[dof]
-    return tuple(int(j) for j in np.flatnonzero(free_joints(st) & np.any((k != 0.0) | (d != 0.0), 1)))
+    nd = model.topology.joint_dof_count
+    passive = np.any((k.reshape(-1, nd) != 0.0) | (d.reshape(-1, nd) != 0.0), 0)  # any world of a batched model
+    return tuple(int(j) for j in np.flatnonzero(free_joints(st) & np.any(np.append(passive, False)[dof], 1)))
 
 
 @functools.lru_cache(maxsize=64)
