@@ -94,8 +94,12 @@ def test_position_drives_match_featherstone_and_settle():
 @pytest.mark.slow
 def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
     model = _body((JointType.DISTANCE,))
+    model = model.replace(joint_stiffness=jnp.asarray([2.0, 0.0, 1.0, 0.3, 0.0, 0.2]),  # passive terms in the rows
+                          joint_damping=jnp.asarray([0.5, 0.2, 0.0, 0.0, 0.1, 0.05]),
+                          joint_rest_q=jnp.asarray([0.1, -0.2, 0.05, 0.2, -0.1, 0.3]))
     ctrl = _target(model).replace(joint_act=jnp.asarray([0.3, 0.0, -0.2, 0.0, 0.05, 0.01]))
     solver = SolverXPBD(model, iterations=4)
+    assert solver.free_passive_rows == (0,)
     lanes = _rollout(solver, model.state(), ctrl, 1e-2, 20)[1][0]
     monkeypatch.setattr(xpbd_solver, "LANE_KERNEL", False)
     xpbd_solver.xpbd_step.clear_cache()
