@@ -93,13 +93,14 @@ def test_position_drives_match_featherstone_and_settle():
 
 @pytest.mark.slow
 def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
-    model = _body((JointType.DISTANCE,))
-    model = model.replace(joint_stiffness=jnp.asarray([2.0, 0.0, 1.0, 0.3, 0.0, 0.2]),  # passive terms in the rows
-                          joint_damping=jnp.asarray([0.5, 0.2, 0.0, 0.0, 0.1, 0.05]),
-                          joint_rest_q=jnp.asarray([0.1, -0.2, 0.05, 0.2, -0.1, 0.3]))
-    ctrl = _target(model).replace(joint_act=jnp.asarray([0.3, 0.0, -0.2, 0.0, 0.05, 0.01]))
+    model = _body((JointType.DISTANCE, JointType.FREE))
+    model = model.replace(joint_stiffness=jnp.asarray([2.0, 0.0, 1.0, 0.3, 0.0, 0.2] * 2),  # passive terms in the rows
+                          joint_damping=jnp.asarray([0.5, 0.2, 0.0, 0.0, 0.1, 0.05] * 2),
+                          joint_rest_q=jnp.asarray([0.1, -0.2, 0.05, 0.2, -0.1, 0.3] * 2),
+                          joint_limit_upper=model.joint_limit_upper.at[6].set(-0.15))  # FREE x position limit
+    ctrl = _target(model).replace(joint_act=jnp.asarray([0.3, 0.0, -0.2, 0.0, 0.05, 0.01] * 2))
     solver = SolverXPBD(model, iterations=4)
-    assert solver.free_passive_rows == (0,)
+    assert solver.free_passive_rows == (0, 1) and solver.free_position_limits
     lanes = _rollout(solver, model.state(), ctrl, 1e-2, 20)[1][0]
     monkeypatch.setattr(xpbd_solver, "LANE_KERNEL", False)
     xpbd_solver.xpbd_step.clear_cache()
@@ -192,21 +193,25 @@ def test_drive_and_joint_act_between_floating_bodies_are_internal():
 
 
 def test_free_joint_limits_and_passive_terms_raise_naming_the_joint():
-    """Terms a solver does not model on FREE/DISTANCE DOFs raise naming the joint and the term: SolverXPBD's per-DOF
-    limits, both solvers' per-DOF limits on a DISTANCE joint's DOFs other than the first (SolverFeatherstone has none
-    there either); passive stiffness/damping and a DISTANCE joint's distance limits (first DOF) are fine."""
+    """Terms a solver does not model on FREE/DISTANCE DOFs raise naming the joint and the term: SolverXPBD's angular
+    per-DOF limits on FREE joints, both solvers' per-DOF limits on a DISTANCE joint's DOFs other than the first
+    (SolverFeatherstone has none there either); passive stiffness/damping, FREE position limits (both) and angular
+    limits (SemiImplicit) and a DISTANCE joint's distance limits (first DOF) are accepted."""
     model = _body((JointType.FREE, JointType.DISTANCE))
-    for make in (jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit):
+    xpbd, semi = jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit
+    # (field, DOF, value, {solver: expected message or None = accepted}); DOFs 0-5 FREE, 6-11 DISTANCE
+    cases = [("joint_stiffness", 7, 1.0, {}), ("joint_damping", 1, 0.5, {}),
+             ("joint_limit_upper", 7, 0.3, {xpbd: "joint_1.*per-DOF limits", semi: "joint_1.*per-DOF limits"}),
+             ("joint_limit_upper", 1, 0.3, {}), ("joint_limit_lower", 4, -0.3, {xpbd: "joint_0.*angular per-DOF"})]
+    for make in (xpbd, semi):
         make(model)  # drives and the distance limits: accepted
-        for field, value, what in (("joint_stiffness", 1.0, "stiffness"), ("joint_damping", 0.5, "damping"),
-                                   ("joint_limit_upper", 0.3, "per-DOF limits")):
-            for dof, joint in ((7, "joint_1"), (1, "joint_0")):  # DISTANCE joint's 2nd DOF, FREE joint's 2nd DOF
-                bad = model.replace(**{field: getattr(model, field).at[dof].set(value)})
-                if what != "per-DOF limits" or (make is jaxart.solvers.SolverSemiImplicit and joint == "joint_0"):
-                    make(bad)  # modelled (test_*_passive_springs_*_match_featherstone*)
-                    continue
-                with pytest.raises(NotImplementedError, match=f"{make.__name__}.*{joint}.*{what}"):
-                    make(bad)
+        for field, dof, value, raises in cases:
+            bad = model.replace(**{field: getattr(model, field).at[dof].set(value)})
+            if make not in raises:
+                make(bad)  # modelled (test_*_match_featherstone*, test_xpbd_free_position_limits_are_hard)
+                continue
+            with pytest.raises(NotImplementedError, match=f"{make.__name__}.*{raises[make]}"):
+                make(bad)
 
 def _passive_limited(model, *, limits: bool = True):
     """``model`` (a FREE then a DISTANCE joint) with passive springs/dampers toward a rest pose on all twelve DOFs
@@ -253,3 +258,18 @@ def test_xpbd_passive_springs_match_featherstone_implicit():
         jq = _rollout(SolverXPBD(model, iterations=8), model.state(), ctrl, 1e-3, 300)[1][0]
         np.testing.assert_allclose(jq, ref, atol=1e-6)
         assert np.abs(np.asarray(jq[-1] - jq[0])).max() > 2e-2  # the springs moved the bodies
+
+
+def test_xpbd_free_position_limits_are_hard():
+    """SolverXPBD holds a FREE joint's per-DOF position limits as hard rows (the drive target clipped into them, as
+    for scalar DOFs): the anchor x stops at its upper limit while the drive pulls it past; unlimited, it passes."""
+    model = _body()
+    ctrl = _target(model)
+    hi = -0.1  # x starts at −0.195, the drive target is 0.3
+    limited = model.replace(joint_limit_upper=model.joint_limit_upper.at[0].set(hi))
+    run = {m is limited: np.asarray(_rollout(SolverXPBD(m, iterations=8), m.state(), ctrl, 1e-2, 150)[1][0])
+           for m in (model, limited)}
+    assert run[False][:, 0].max() > 0.2
+    assert run[True][:, 0].max() < hi + 1e-4
+    np.testing.assert_allclose(run[True][-1, 0], hi, atol=1e-3)
+    np.testing.assert_allclose(run[True][-1, 1:3], run[False][-1, 1:3], atol=2e-3)  # other DOFs still reach the target

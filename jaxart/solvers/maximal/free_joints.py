@@ -181,11 +181,27 @@ def _gather(x, *, dof: np.ndarray, dtype) -> jnp.ndarray:
     return gather_dof(jnp.asarray(x, dtype), dof)
 
 
-def reject_free_joint_terms(model, solver: str, *, free_limits: bool = False, passive: bool = False) -> None:
+def free_position_limits(model) -> bool:
+    """Static: an enabled FREE joint of a concrete model has a finite per-DOF position limit (``False`` for a
+    traced model)."""
+    import jax
+
+    try:
+        lo, hi = np.asarray(model.joint_limit_lower), np.asarray(model.joint_limit_upper)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return False
+    st = joint_static(model.topology)
+    nd = model.topology.joint_dof_count
+    on = np.append(np.any((lo.reshape(-1, nd) > -1e9) | (hi.reshape(-1, nd) < 1e9), 0), False)[st.lin_dof]
+    return bool(np.any(st.enabled & (st.jtype == JointType.FREE) & np.any(on, 1)))
+
+def reject_free_joint_terms(model, solver: str, *, free_limits: bool = False, passive: bool = False,
+                            angular_limits: bool = True) -> None:
     """Raise ``NotImplementedError`` naming the FREE/DISTANCE joints with terms ``solver`` does not model.
 
     Per-DOF limits on a DISTANCE joint's DOFs other than the first (its distance limits) are always rejected
-    (SolverFeatherstone has none either); per-DOF limits on FREE joints unless ``free_limits``; passive
+    (SolverFeatherstone has none either); per-DOF limits on FREE joints unless ``free_limits`` (and, without
+    ``angular_limits``, those on their angular DOFs); passive
     ``joint_stiffness``/``joint_damping`` unless ``passive``. Traced models are not checked (the terms are then
     ignored).
     """
@@ -204,13 +220,11 @@ def reject_free_joint_terms(model, solver: str, *, free_limits: bool = False, pa
         d = np.arange(ds[j], ds[j + 1])
         is_dist = jt[j] == int(JointType.DISTANCE)
         terms = [] if passive else [k for k in ("stiffness", "damping") if np.any(vals[k][d] != 0.0)]
-        lim = d[1:] if is_dist else d
-        if (is_dist or not free_limits) and (np.any(vals["limit_lower"][lim] > -1e9)
-                                             or np.any(vals["limit_upper"][lim] < 1e9)):
-            terms.append("per-DOF limits")
+        lim = d[1:] if is_dist else (d if not free_limits else d[3:] if not angular_limits else d[:0])
+        if np.any(vals["limit_lower"][lim] > -1e9) or np.any(vals["limit_upper"][lim] < 1e9):
+            terms.append("per-DOF limits" if is_dist or not free_limits else "angular per-DOF limits")
         if terms:
             bad.append(f"{topo.joint_label[j]!r} ({', '.join(terms)})")
     if bad:
-        raise NotImplementedError(f"{solver}: {'' if passive else 'passive joint_stiffness/joint_damping and '}"
-                                  f"per-DOF limits on {'DISTANCE' if free_limits else 'FREE/DISTANCE'} joints are "
-                                  f"not modelled: {'; '.join(bad)}; use SolverFeatherstone or SolverMuJoCo")
+        raise NotImplementedError(f"{solver}: terms on FREE/DISTANCE joints not modelled in maximal coordinates: "
+                                  f"{'; '.join(bad)}; use SolverFeatherstone or SolverMuJoCo")

@@ -158,7 +158,12 @@ def drive_targets(model, control, st, body_q0, dt) -> DriveTargets:
         err = rotation_vector(quat_mul(q_t, quat_conjugate(jc.fr.q_rel)))  # log(q* ⊗ q₀⁻¹) (φ₀ = 0)
         tq = jnp.where(on, jnp.concatenate([p_t + offset, err], 1), tq)
         scalar = scalar | on
-        lo, hi = jnp.where(on, -jnp.inf, lo), jnp.where(on, jnp.inf, hi)
+        # FREE position targets clipped into the per-DOF limits (in COM coordinates: shifted by c − p), as scalar
+        # DOFs; no angular limits, DISTANCE: its distance limit only
+        lim = jnp.asarray(free & (st.jtype == JointType.FREE))[:, None] & jnp.asarray(np.arange(6) < 3)[None, :]
+        shift = jnp.concatenate([offset, jnp.zeros_like(offset)], 1)
+        lo = jnp.where(lim, lo + shift, jnp.where(on, -jnp.inf, lo))
+        hi = jnp.where(lim, hi + shift, jnp.where(on, jnp.inf, hi))
     tqd = gather_dof(control.joint_target_qd.astype(f), dof)
     k_p, d_p, rest = passive_gains(model, st, q0)
     if st.free_rows is not None and st.free_rows.any():  # static: passive FREE/DISTANCE rows (Featherstone's spring)
@@ -273,7 +278,10 @@ def _linear_error(model, st, jc: JointCoords):
     dist_err = (dist - jnp.clip(dist, dlo, dhi))[:, None] * u
     jt = st.jtype[:, None]
     err = jnp.where(jnp.asarray(jt == JointType.DISTANCE), dist_err, err)
-    return jnp.where(jnp.asarray((jt == JointType.FREE) | ~st.enabled[:, None]), 0.0, err)
+    if np.any(st.jtype == JointType.FREE):  # static: FREE per-DOF position limits (anchor p = joint_q[0:3])
+        err = jnp.where(jnp.asarray(jt == JointType.FREE), _combine(jc.q_lin - jnp.clip(jc.q_lin, lo, hi),
+                                                                     jc.lin_axes), err)
+    return jnp.where(jnp.asarray(~st.enabled[:, None]), 0.0, err)
 
 
 def solve_linear(model, st, b: Bodies, lam, dt, *, compliance: float, relaxation: float):

@@ -184,7 +184,11 @@ def _linear_error(st, jd, fr: _Frames, axes, q_lin):
         dlo = jnp.where(lo[0] >= 0.0, lo[0], 0.0)
         dhi = jnp.where(hi[0] >= 0.0, hi[0], jnp.inf)
         err = s.where(mask(jt == JointType.DISTANCE), s.scale(u, dist - jnp.clip(dist, dlo, dhi)), err)
-    off = mask((jt == JointType.FREE) | ~st.enabled)
+    if np.any(jt == JointType.FREE):  # static: FREE per-DOF position limits (anchor p = joint_q[0:3])
+        viol = [q_lin[k] - jnp.clip(q_lin[k], lo[k], hi[k]) for k in range(3)]
+        err = s.where(mask(jt == JointType.FREE), tuple(s.total(viol[k] * axes[k][i] for k in range(3))
+                                                         for i in range(3)), err)
+    off = mask(~st.enabled)
     return tuple(jnp.where(off, 0.0, e) for e in err)
 
 

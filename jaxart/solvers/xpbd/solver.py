@@ -100,7 +100,12 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.maximal.drive_inertia import acceleration_gains
-from jaxart.solvers.maximal.free_joints import free_drive_joints, free_passive_rows, reject_free_joint_terms
+from jaxart.solvers.maximal.free_joints import (
+    free_drive_joints,
+    free_passive_rows,
+    free_position_limits,
+    reject_free_joint_terms,
+)
 from jaxart.solvers.maximal.integrate import integrate_bodies, inverse_mass_properties, kinematic_mask
 from jaxart.solvers.maximal.joints import constrained_joints, gather_dof, gather_joint_axes, has_drives, joint_static
 from jaxart.solvers.maximal.penalty_joints import joint_wrenches
@@ -119,7 +124,7 @@ from jaxart.solvers.xpbd.tendons import initial_lambda, solve_tendons, tendon_ro
 
 _OPTIONS = ("iterations", "joint_linear_relaxation", "joint_angular_relaxation", "joint_linear_compliance",
             "joint_angular_compliance", "rigid_contact_relaxation", "angular_damping", "enable_restitution",
-            "free_passive_rows")
+            "free_passive_rows", "free_position_limits")
 
 _IDENT = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # identity pose row (the world)
 
@@ -169,9 +174,10 @@ class SolverXPBD(SolverBase):
                           ("joint_angular_compliance", joint_angular_compliance), ("angular_damping", angular_damping)):
             if not 0.0 <= float(val) < float("inf"):
                 raise ValueError(f"SolverXPBD: {name} must be finite and >= 0, got {val}")
-        reject_free_joint_terms(model, "SolverXPBD", passive=True)
+        reject_free_joint_terms(model, "SolverXPBD", passive=True, free_limits=True, angular_limits=False)
         self.model = model
         self.free_passive_rows = free_passive_rows(model)
+        self.free_position_limits = free_position_limits(model)
         self.iterations = int(iterations)
         self.joint_linear_relaxation = float(joint_linear_relaxation)
         self.joint_angular_relaxation = float(joint_angular_relaxation)
@@ -224,9 +230,11 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
               joint_linear_relaxation: float = 0.7, joint_angular_relaxation: float = 0.4,
               joint_linear_compliance: float = 0.0, joint_angular_compliance: float = 0.0,
               rigid_contact_relaxation: float = 0.8, angular_damping: float = 0.0,
-              enable_restitution: bool = False, free_passive_rows: tuple[int, ...] = ()) -> State:
+              enable_restitution: bool = False, free_passive_rows: tuple[int, ...] = (),
+              free_position_limits: bool = False) -> State:
     """One pure XPBD step (see :class:`SolverXPBD`; ``free_passive_rows``: the FREE/DISTANCE joints whose passive
-    stiffness/damping get drive rows, :func:`~jaxart.solvers.maximal.free_joints.free_passive_rows`)."""
+    stiffness/damping get drive rows, :func:`~jaxart.solvers.maximal.free_joints.free_passive_rows`;
+    ``free_position_limits``: solve the joint rows, holding FREE position limits, even without other joints)."""
     with jax.named_scope("jaxart.xpbd_step"):
         control = model.control() if control is None else control
         f = state.body_q.dtype
@@ -235,7 +243,7 @@ def xpbd_step(model: Model, state: State, control: Control | None, contacts, dt,
         if free_passive_rows:  # static
             st = st._replace(free_rows=np.isin(np.arange(model.joint_count), free_passive_rows))
         inv_m, inv_i = inverse_mass_properties(model, f)
-        has_joints = bool(np.any(constrained_joints(st)))
+        has_joints = bool(np.any(constrained_joints(st))) or free_position_limits
         drive_on = (has_joints and (has_drives(st) or _has_ball_drives(st) or _has_passive_rows(st))) \
             or bool(free_drive_joints(st).any())
         has_contacts = contacts is not None and contacts.capacity > 0
