@@ -26,9 +26,11 @@ opposite torque on the parent (power ``f·v + τ·ω``).
 SolverXPBD folds passive ``joint_stiffness``/``joint_damping`` into the same implicit rows (Featherstone's implicit
 spring ``k (rest − x₀ − dt q̇) − d q̇``, rest ``joint_rest_q`` on ``x = (p, log q)``); the rows are made for the
 joints :func:`free_passive_rows` finds on the concrete model at construction (a traced model's passive terms on
-these joints are ignored). SolverXPBD does not model per-DOF limits on these DOFs, and neither solver those of a
-DISTANCE joint's DOFs past the first (its distance limits; SolverFeatherstone has none there): they raise at
-construction (:func:`reject_free_joint_terms`).
+these joints are ignored). It holds a FREE joint's per-DOF position limits on ``p`` as hard rows (the linear joint
+row, the drive target clipped into them as for scalar DOFs; solved without other joints when
+:func:`free_position_limits` finds them on the concrete model), not its angular limits. Unmodelled terms raise at
+construction (:func:`reject_free_joint_terms`): SolverXPBD's angular FREE limits, and both solvers' per-DOF limits
+of a DISTANCE joint's DOFs past the first (its distance limits; SolverFeatherstone has none there).
 """
 
 from __future__ import annotations

@@ -10,12 +10,13 @@ a per-body sum over static body ids):
   rotation-vector components ``θ_k`` (targets ``log(q_target)_k``). Passive ``joint_stiffness`` /
   ``joint_damping`` join the same row as further implicit gains (:func:`drive_targets`), and angular
   errors of joints with angle coordinates are wrapped into ``[−π, π)``. FREE/DISTANCE joints drive the child
-  COM along the parent-anchor axes and the rotation since the step start, without limits (SolverFeatherstone's
+  COM along the parent-anchor axes and the rotation since the step start (SolverFeatherstone's
   implicit drive law: :func:`drive_coords`, :mod:`jaxart.solvers.maximal.free_joints`), their passive
   stiffness/damping in the same rows (rows for the joints with a drive or, concrete models only, a nonzero passive
-  term);
+  term), FREE position targets clipped into the per-DOF limits;
 * **linear** (one row): the anchor offset in the locked directions plus any linear limit
-  violation (prismatic/D6 limits, DISTANCE ``[min, max]``), solved along its own direction;
+  violation (prismatic/D6 limits, FREE per-DOF position limits, DISTANCE ``[min, max]``), solved along its own
+  direction;
 * **angular** (four rows): the locked rotation (FIXED/PRISMATIC: full rotation vector; REVOLUTE
   and 1-axis D6: swing of the axis, ``angle(a_p, a_c)``) and one limit row per angular DOF. The
   angle of a 1-axis joint is the **twist angle of the swing–twist decomposition**
@@ -28,7 +29,7 @@ BALL joints constrain the anchor position and, when limited, each component ``θ
 vector ``θ = log(q_p⁻¹ q_c)`` (parent-anchor frame, the BALL DOF convention of the reduced solvers)
 to ``[limit_lower_k, limit_upper_k]`` with the exact covectors (rows of the inverse SO(3) Jacobian,
 see :func:`log_jacobian_inv`); BALL drives act on the same components. FREE joints add no
-constraint.
+constraint beyond their per-DOF position limits.
 """
 
 from __future__ import annotations

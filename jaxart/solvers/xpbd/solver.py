@@ -59,8 +59,9 @@ velocity limits                               documented, not rejected, so MJCF 
 FREE/DISTANCE passive stiffness/damping     ✓ in the implicit drive rows (Featherstone's implicit law; rows
                                               made for a concrete model's nonzero terms, a traced model's
                                               ignored): :mod:`jaxart.solvers.maximal.free_joints`
-FREE/DISTANCE per-DOF limits                ✗ (``NotImplementedError`` naming the joints, concrete models;
-                                              :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
+FREE per-DOF position limits                ✓ hard (the linear row; drive target clipped into them)
+FREE angular per-DOF limits, DISTANCE       ✗ (``NotImplementedError`` naming the joints, concrete models;
+per-DOF limits past the first DOF             :func:`~jaxart.solvers.maximal.free_joints.reject_free_joint_terms`)
 ==========================================  =====================================================
 
 Evaluation: the whole step (prediction, rounds, velocities, ``eval_ik``) runs as one batch-minor
@@ -153,7 +154,8 @@ class SolverXPBD(SolverBase):
 
     Raises:
         ValueError: Bad options.
-        NotImplementedError: Per-DOF limits on FREE/DISTANCE joints.
+        NotImplementedError: Angular per-DOF limits on FREE joints, per-DOF limits on DISTANCE joints' DOFs past
+            the first.
     """
 
     _OPTIONS = _OPTIONS
