@@ -248,6 +248,7 @@ def test_semi_implicit_passive_springs_and_limits_match_featherstone():
     assert np.abs(lim[:, 3:7] - free[:, 3:7]).max() > 1e-2
 
 
+@pytest.mark.slow  # four compilations (~40 s); the SemiImplicit check and the XPBD limit check stay default
 def test_xpbd_passive_springs_match_featherstone_implicit():
     """SolverXPBD folds passive stiffness/damping on FREE/DISTANCE DOFs into the implicit drive rows
     (SolverFeatherstone's implicit law), with drives and without (rows made for the passive terms alone)."""
