@@ -114,6 +114,7 @@ def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
     np.testing.assert_allclose(lanes, world, atol=1e-12)
 
 
+@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
 def test_velocity_drive_first_order_decay():
     """Linear VELOCITY drive (COM at the anchor) and a spin about a principal axis: the drive is the only force, so
     SemiImplicit follows ``v ← v + a (v* − v)`` and XPBD ``v ← (v + a v*) / (1 + a)`` with ``a = kd dt / m``."""
@@ -136,6 +137,7 @@ def test_velocity_drive_first_order_decay():
         assert abs(jqd[-1, 5] - 1.5) < 3e-3  # reached the target velocity
 
 
+@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
 def test_acceleration_drives_do_not_depend_on_the_mass():
     light = _body(mass=1.0, inertia=(0.1, 0.15, 0.2), drive_type=JointDriveType.ACCELERATION)
     heavy = light.replace(body_mass=light.body_mass * 7.0, body_inertia=light.body_inertia * 7.0)
@@ -171,6 +173,7 @@ def _floating_pair():
     return model, model.control().replace(joint_target_q=jnp.asarray(tq), joint_act=jnp.asarray(act))
 
 
+@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
 def test_drive_and_joint_act_between_floating_bodies_are_internal():
     model, ctrl = _floating_pair()
     state = model.state()
@@ -261,6 +264,7 @@ def test_xpbd_passive_springs_match_featherstone_implicit():
         assert np.abs(np.asarray(jq[-1] - jq[0])).max() > 2e-2  # the springs moved the bodies
 
 
+@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
 def test_xpbd_free_position_limits_are_hard():
     """SolverXPBD holds a FREE joint's per-DOF position limits as hard rows (the drive target clipped into them, as
     for scalar DOFs): the anchor x stops at its upper limit while the drive pulls it past; unlimited, it passes."""
