@@ -11,9 +11,9 @@ import numpy as np
 
 def mjx_humanoid_path() -> str:
     """Path of the humanoid that ships with MuJoCo's MJX test data."""
-    import mujoco.mjx
+    from jaxart.solvers.mujoco import mjx
 
-    return os.path.join(os.path.dirname(mujoco.mjx.__file__), "test_data", "humanoid", "humanoid.xml")
+    return os.path.join(os.path.dirname(mjx.__file__), "test_data", "humanoid", "humanoid.xml")
 
 
 def chain_mjcf(n: int, *, joint: str = "hinge") -> str:

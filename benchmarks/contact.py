@@ -114,7 +114,7 @@ def _throughput(model, solver, dt: float, batch: int):
 
 
 def _mjx_time(mj, batch: int):
-    from mujoco import mjx
+    from jaxart.solvers.mujoco import mjx
 
     mj.opt.solver = mujoco.mjtSolver.mjSOL_CG
     mx = mjx.put_model(mj)

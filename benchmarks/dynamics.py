@@ -50,7 +50,7 @@ def _ours_terms(model):
 
 
 def _mjx_terms(mj):
-    from mujoco import mjx
+    from jaxart.solvers.mujoco import mjx
 
     mx = mjx.put_model(mj)
     dx0 = mjx.make_data(mx)
@@ -65,7 +65,7 @@ def _mjx_terms(mj):
 
 
 def _mjx_step(mj, qpos):
-    from mujoco import mjx
+    from jaxart.solvers.mujoco import mjx
 
     mx = mjx.put_model(mj)
     dx = jax.vmap(lambda q: mjx.make_data(mx).replace(qpos=q))(jnp.asarray(qpos, jnp.float32))

@@ -60,7 +60,7 @@ def _mjx_poses(d):
 
 
 def bench_model(name: str, xml: str, batches: list[int], *, mjx_ok: bool = True) -> list[list]:
-    from mujoco import mjx
+    from jaxart.solvers.mujoco import mjx
 
     rows = []
     mj = mujoco.MjModel.from_xml_string(xml)

@@ -30,9 +30,9 @@ import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
-from mujoco import mjx
 
 import jaxart
+from jaxart.solvers.mujoco import mjx
 
 
 def build_model(name: str, dtype):

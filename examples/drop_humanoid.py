@@ -65,6 +65,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=None,
                         help=f"model steps of {MODEL_DT * 1e3:g} ms to simulate (default 250, --quick 50)")
     args = parser.parse_args(argv)
+    jaxart.enable_compilation_cache()  # a second run reuses the compiled programs
     steps = args.steps if args.steps is not None else (50 if args.quick else 250)
     if steps < 1:
         parser.error(f"--steps must be >= 1, got {steps}")

@@ -53,6 +53,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="0.5 s of simulation in float32 (< 30 s total)")
     parser.add_argument("--seconds", type=float, default=2.0, help="simulated time [s]")
     args = parser.parse_args(argv)
+    jaxart.enable_compilation_cache()  # a second run reuses the compiled programs
     seconds = 0.5 if args.quick else args.seconds
     dtype = jnp.float32 if args.quick else jnp.float64
     if dtype == jnp.float64:

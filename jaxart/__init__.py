@@ -6,6 +6,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 
 from jaxart import assets, collision, selection, solvers
 from jaxart.collision import Contacts
+from jaxart.compile_cache import enable_compilation_cache
 from jaxart.dynamics import (
     eval_forward_dynamics,
     eval_generalized_external_force,
@@ -26,6 +27,7 @@ from jaxart.sim.model import Control, Model, State
 __version__ = "0.1.0"
 
 __all__ = [
+    "enable_compilation_cache",
     "MAXVAL",
     "Axis",
     "BodyFlags",

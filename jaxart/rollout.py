@@ -6,6 +6,11 @@ over the leading axis of ``state`` and ``controls``)::
     solver = jaxart.solvers.SolverFeatherstone(model)
     final, traj = jax.jit(lambda s, c: jaxart.rollout(solver, s, c, dt=1e-3, remat="nested"))(state, controls)
     batched = jax.vmap(lambda s, c: jaxart.rollout(solver, s, c, dt=1e-3))(states, controls)  # 1024 worlds
+
+With a solver, each step collides first when the model has shapes that may touch: ``model.collide``
+at the step's starting ``body_q``, then ``solver.step(state, control, contacts, dt)`` (``collide=False``
+rolls out without contacts; solvers that find contacts themselves, such as ``SolverMuJoCo`` with
+MuJoCo's collision, are given ``None``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxart.collision.collide import NEVER_COLLIDE, default_capacity
+from jaxart.collision.pairs import pair_groups
 from jaxart.math.checkpoint import light
 from jaxart.sim import checks
 
@@ -24,7 +31,8 @@ _REMAT = ("light", None, "step", "nested")
 
 
 def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None = None, remat: str | None = "light",
-            truncate: int | None = None, output_fn: Callable | None = None):
+            truncate: int | None = None, output_fn: Callable | None = None, collide: bool | None = None,
+            contact_capacity: int | None = None):
     """Run ``len(controls)`` steps with ``lax.scan``.
 
     Args:
@@ -52,18 +60,27 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
             * ``"nested"``: scans ``≈√T`` segments of ``≈√T`` checkpointed steps (memory O(√T)).
         truncate: Stop gradients through the state every ``truncate`` steps (truncated BPTT).
         output_fn: Maps each new state to the recorded output (default: the state itself).
+        collide: Whether each step calls ``model.collide`` on the step's starting state and passes the
+            contacts to ``step_fn.step``. ``None`` (default): yes for a jaxart solver whose model has
+            candidate shape pairs (:func:`jaxart.collision.candidate_pairs`), unless the solver finds
+            contacts itself (``solver.detects_contacts``); no for other step callables. ``True``
+            requires such a solver; ``False`` never collides (the step receives ``None``).
+        contact_capacity: ``capacity`` passed to ``model.collide`` (default: every narrow-phase slot).
 
     Returns:
         ``(final_state, outputs)`` with outputs stacked along a leading time axis.
 
     Raises:
-        ValueError: Unknown ``remat``, non-positive ``truncate``, or missing ``length``/``dt``.
+        ValueError: Unknown ``remat``, non-positive ``truncate``, missing ``length``/``dt``, or
+            ``collide=True`` without a solver that takes contacts.
+        NotImplementedError: The model has a shape pair that ``collide`` cannot handle (pass
+            ``collide=False`` to roll out without contacts).
     """
     if remat not in _REMAT:
         raise ValueError(f"rollout: remat must be one of {_REMAT}, got {remat!r}")
     if truncate is not None and int(truncate) < 1:
         raise ValueError(f"rollout: truncate must be a positive step count, got {truncate!r}")
-    step = _as_step(step_fn, dt)
+    step = _as_step(step_fn, dt, _wants_contacts(step_fn, collide), contact_capacity)
     steps = _num_steps(controls, length)
     checks.check_rollout(step_fn, state, controls, dt, steps)
     out_fn = output_fn if output_fn is not None else (lambda s: s)
@@ -88,10 +105,35 @@ def rollout(step_fn: Any, state, controls=None, *, dt=None, length: int | None =
     return final, outs
 
 
-def _as_step(step_fn, dt):
+def _wants_contacts(step_fn, collide: bool | None) -> bool:
+    """Resolve ``collide`` (see :func:`rollout`) for this step function."""
+    if collide is not None and not isinstance(collide, bool):
+        raise TypeError(f"rollout: collide must be None, True or False, got {type(collide).__name__}")
+    model = getattr(step_fn, "model", None)
+    takes_contacts = hasattr(step_fn, "step") and model is not None and not getattr(step_fn, "detects_contacts",
+                                                                                     False)
+    if collide is True and not takes_contacts:
+        raise ValueError("rollout: collide=True needs a jaxart solver that steps the contacts it is given (a "
+                         f"{type(step_fn).__name__} that finds contacts itself or owns its arguments was passed)")
+    if collide is False or not takes_contacts:
+        return False
+    if collide is None and not any((g.type_a, g.type_b) not in NEVER_COLLIDE for g in pair_groups(model.topology)):
+        return False
+    try:
+        default_capacity(model)  # raises for a pair without a narrow phase
+    except NotImplementedError as e:
+        raise NotImplementedError(f"rollout collides by default: {e} Pass collide=False to roll out without "
+                                  "contacts.") from None
+    return True
+
+
+def _as_step(step_fn, dt, with_contacts: bool = False, capacity: int | None = None):
     if hasattr(step_fn, "step"):
         if dt is None:
             raise ValueError("rollout: pass dt=... when step_fn is a solver")
+        if with_contacts:
+            model = step_fn.model
+            return lambda s, c: step_fn.step(s, c, model.collide(s, capacity=capacity), dt)
         return lambda s, c: step_fn.step(s, c, None, dt)
     if not callable(step_fn):
         raise TypeError(f"rollout: step_fn must be a solver or a callable, got {type(step_fn).__name__}")

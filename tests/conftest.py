@@ -21,6 +21,10 @@ CPU time of ``tests/test_dynamics.py`` by a quarter, the second a further 36-38 
 import os
 import pathlib
 
+# The demo, examples and notebooks turn on JAX's persistent cache (jaxart.enable_compilation_cache); the suite runs
+# them in its own processes and keeps JAX's settings as they are (the opt-in cache below is separate).
+os.environ.setdefault("JAXART_COMPILATION_CACHE", "0")
+
 if os.environ.get("JAXART_TEST_XLA_OPT", "0") != "1":  # must precede the first XLA backend initialisation
     _fast_compile = " --xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + _fast_compile).strip()

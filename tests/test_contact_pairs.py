@@ -10,11 +10,11 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from mujoco import mjx  # noqa: E402
 
 import jaxart  # noqa: E402
 from jaxart.collision.pairs import candidate_pairs  # noqa: E402
 from jaxart.sim.configs import ShapeConfig  # noqa: E402
+from jaxart.solvers.mujoco import mjx  # noqa: E402
 
 MJX_HUMANOID = os.path.join(os.path.dirname(mjx.__file__), "test_data", "humanoid", "humanoid.xml")
 FEET = ("foot1_right", "foot2_right", "foot1_left", "foot2_left")

@@ -132,3 +132,71 @@ def test_rollout_accepts_plain_step_functions(model):
     np.testing.assert_allclose(a.joint_q, b.joint_q)
     assert traj.joint_q.shape == (T, 2)
     assert isinstance(traj, jaxart.State)
+
+
+def _ball_run(model, solver, dt, steps, collide=None):
+    """``z0 -> (final ball height, lowest height)`` of a rollout that starts the ball at height ``z0``."""
+
+    def run(z0):
+        st = model.state()
+        q = st.joint_q.at[2].set(z0)
+        st = jaxart.eval_fk(model, q, st.joint_qd, st.replace(joint_q=q))
+        final, zs = rollout(solver, st, None, dt=dt, length=steps, collide=collide,
+                            output_fn=lambda s: s.body_q[0, 2])
+        return final.body_q[0, 2], jnp.min(zs)
+
+    return run
+
+
+def _ball_on_ground():
+    """A 0.1 m, 4.2 kg ball on a free joint, 0.3 m above a ground plane (stiff contact: 1e5 N/m)."""
+    b = jaxart.ModelBuilder()
+    body = b.add_body(xform=((0.0, 0.0, 0.3), (0.0, 0.0, 0.0, 1.0)))
+    cfg = jaxart.ShapeConfig(ke=1e5, kd=1e3)
+    b.add_shape_sphere(body, radius=0.1, cfg=cfg)
+    b.add_ground_plane(cfg=cfg)
+    return b.finalize(dtype=F64)
+
+
+@pytest.mark.parametrize("solver_name", ["SolverFeatherstone", "SolverXPBD", "SolverSemiImplicit"])
+def test_rollout_collides_when_the_model_has_shapes(solver_name):
+    model = _ball_on_ground()
+    solver = getattr(jaxart.solvers, solver_name)(model)
+    dt, steps = 2e-3, 300
+    z_final, z_min = jax.jit(_ball_run(model, solver, dt, steps))(jnp.asarray(0.3))
+    assert np.isfinite(z_final)
+    assert 0.09 < float(z_min) and abs(float(z_final) - 0.1) < 0.01  # rests on the ground, bounded penetration
+    z_free, _ = jax.jit(_ball_run(model, solver, dt, steps, collide=False))(jnp.asarray(0.3))
+    np.testing.assert_allclose(z_free, 0.3 - 0.5 * 9.81 * (dt * steps) ** 2, atol=0.02)  # falls through
+
+
+def test_rollout_contacts_equal_hand_written_steps_under_vmap():
+    model = _ball_on_ground()
+    solver = SolverFeatherstone(model)
+    dt, steps = 2e-3, 150
+    manual = model.state()
+    step = jax.jit(lambda s: solver.step(s, None, model.collide(s), dt))
+    for _ in range(steps):
+        manual = step(manual)
+    zs = jax.jit(jax.vmap(lambda z0: _ball_run(model, solver, dt, steps)(z0)[0]))(jnp.array([0.3, 0.25]))
+    np.testing.assert_allclose(zs[0], manual.body_q[0, 2], rtol=1e-12, atol=1e-12)
+    assert float(zs[1]) != float(zs[0])
+
+
+@pytest.mark.slow  # reverse mode through 300 contact steps: one more compilation of the step's adjoint
+def test_rollout_gradient_through_contacts_is_finite_and_matches_differences():
+    model = _ball_on_ground()
+    run = _ball_run(model, SolverFeatherstone(model), 2e-3, 100)
+    z_of = jax.jit(lambda z0: run(z0)[0])
+    g = jax.jit(jax.grad(lambda z0: run(z0)[0]))(jnp.asarray(0.2))
+    fd = (z_of(jnp.asarray(0.2 + 1e-6)) - z_of(jnp.asarray(0.2 - 1e-6))) / 2e-6
+    assert np.isfinite(g)
+    np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-6)
+
+
+def test_rollout_collide_option_is_checked():
+    model = _ball_on_ground()
+    with pytest.raises(ValueError, match="collide=True"):
+        rollout(lambda s, c, dt: s, model.state(), None, dt=DT, length=2, collide=True)
+    with pytest.raises(TypeError, match="collide"):
+        rollout(SolverFeatherstone(model), model.state(), None, dt=DT, length=2, collide="yes")

@@ -298,7 +298,7 @@ def test_errors_and_save_to_mjcf(pendulum, tmp_path):
 
 @pytest.mark.slow
 def test_mjx_test_data_humanoid_via_add_mjcf():
-    from mujoco import mjx
+    from jaxart.solvers.mujoco import mjx
 
     path = os.path.join(os.path.dirname(mjx.__file__), "test_data", "humanoid", "humanoid.xml")
     b = jaxart.ModelBuilder()

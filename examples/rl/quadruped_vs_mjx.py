@@ -101,6 +101,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="quadruped_ppo.png")
     args = ap.parse_args(argv)
+    from jaxart import enable_compilation_cache
+
+    enable_compilation_cache()  # a second run reuses the compiled programs
     print(f"jax {jax.__version__}, {jax.device_count()} {jax.devices()[0].platform} device(s)")
     results, dts = {}, {}
     for backend in args.backends:

@@ -86,6 +86,9 @@ def main(argv=None) -> None:
     ap.add_argument("--solved", type=float, default=None, help="evaluation return that counts as solved")
     ap.add_argument("--out", default="rl_curves.png")
     args = ap.parse_args(argv)
+    from jaxart import enable_compilation_cache
+
+    enable_compilation_cache()  # a second run reuses the compiled programs
     from jaxart import envs
 
     env = envs.make(args.env, **({} if args.max_torque is None else {"max_torque": args.max_torque}))

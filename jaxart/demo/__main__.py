@@ -1,10 +1,12 @@
 """Run the jaxart demos and save a plot and a video.
 
-``python -m jaxart.demo [--out jaxart_demo.png] [--gif jaxart_demo.gif] [--quick]``
+``python -m jaxart.demo [--out jaxart_demo.png] [--gif jaxart_demo.gif] [--quick] [--no-cache]``
 
 The video (a quadruped trotting on the floor, rendered by MuJoCo) needs an OpenGL context; on a
-machine without a display the demo uses ``MUJOCO_GL=egl`` unless ``MUJOCO_GL`` is already set, and
-``pip install "jaxart[viz]"`` for writing the GIF.
+machine without a display the demo uses ``MUJOCO_GL=egl`` unless ``MUJOCO_GL`` is already set. The GIF
+is written with ``imageio`` (a dependency of jaxart). Compiled programs are kept in JAX's persistent
+compilation cache (:func:`jaxart.enable_compilation_cache`), so a second run starts in seconds;
+``--no-cache`` compiles everything afresh.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="jaxart_demo.png", help="where to save the plot")
     ap.add_argument("--gif", default="jaxart_demo.gif", help="where to save the rendered contact scene")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
+    ap.add_argument("--no-cache", action="store_true", help="do not use JAX's persistent compilation cache")
     args = ap.parse_args(argv)
+    if not args.no_cache:
+        from jaxart.compile_cache import enable_compilation_cache
+
+        cache = enable_compilation_cache()
+        if cache is not None:
+            print(f"demo: compilation cache in {cache}")
     if not os.environ.get("DISPLAY"):
         os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported; an explicit setting wins
 

@@ -43,7 +43,8 @@ class MjxQuadrupedWalk:
                  target_speed: float = 1.0, min_height: float = 0.18, solver: str = "newton",
                  iterations: int | None = None) -> None:
         import mujoco
-        from mujoco import mjx
+
+        from jaxart.solvers.mujoco import mjx
 
         mj = mujoco.MjModel.from_xml_path(asset_path("quadruped"))
         if dt is not None:
@@ -87,7 +88,7 @@ class MjxQuadrupedWalk:
 
     def reset(self, rng: jax.Array) -> State:
         """Start an episode: the standing pose with the noise of :meth:`QuadrupedWalk.reset`."""
-        from mujoco import mjx
+        from jaxart.solvers.mujoco import mjx
 
         ft = self.sys.qpos0.dtype  # float64 when jax_enable_x64 is on
         kq, kd = jax.random.split(rng)
@@ -100,7 +101,7 @@ class MjxQuadrupedWalk:
 
     def step(self, state: State, action: jax.Array) -> State:
         """``action_repeat`` MJX steps with the servo targets of ``action`` (clipped to [-1, 1])."""
-        from mujoco import mjx
+        from jaxart.solvers.mujoco import mjx
 
         a = jnp.clip(jnp.asarray(action, self.sys.qpos0.dtype), -1.0, 1.0)
         if a.shape != (12,):

@@ -20,6 +20,15 @@ class SolverBase:
     #: measured slower than either alone.
     checkpointed_step: bool = False
 
+    @property
+    def detects_contacts(self) -> bool:
+        """Whether ``step`` finds contacts itself and ignores its ``contacts`` argument.
+
+        ``False`` for jaxart's native solvers (they step the :class:`~jaxart.Contacts` they are given);
+        :func:`jaxart.rollout` reads it to decide whether to call ``model.collide`` before each step.
+        """
+        return False
+
     def tree_flatten(self):
         return (self.model,), tuple(getattr(self, k) for k in self._OPTIONS)
 

@@ -12,8 +12,8 @@ _FORMATS = (".gif", ".mp4")
 def save_video(frames, path: str | os.PathLike, *, fps: float = 30.0) -> str:
     """Write ``(T, H, W, 3)`` uint8 frames to a GIF or MP4 file.
 
-    GIFs are written with Pillow through ``imageio``; MP4 (H.264) needs the ``imageio-ffmpeg``
-    package, which ships its own ffmpeg binary. Both come with ``pip install "jaxart[viz]"``.
+    GIFs are written with Pillow through ``imageio`` (a dependency of jaxart); MP4 (H.264) needs the
+    ``imageio-ffmpeg`` package, which ships its own ffmpeg binary (``pip install "jaxart[viz]"``).
 
     Args:
         frames: ``(T, H, W, 3)`` uint8 array (e.g. from :func:`jaxart.viewer.render`).

@@ -182,6 +182,11 @@ class SolverMuJoCo:
             self.save_to_mjcf(save_to_mjcf)
 
     # ------------------------------------------------------------------ stepping
+    @property
+    def detects_contacts(self) -> bool:
+        """``True`` with MuJoCo's collision detection (``use_mujoco_contacts=True``): ``step`` ignores ``contacts``."""
+        return self.use_mujoco_contacts
+
     def step(self, state: State, control: Control | None, contacts, dt: float) -> State:
         """Advance one step of ``dt`` seconds with ``mjx.step``; returns the new :class:`State`.
 

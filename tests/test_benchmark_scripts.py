@@ -1,0 +1,23 @@
+"""The benchmark scripts run end to end in their small (``--quick``) forms."""
+
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.mark.slow  # compiles a batched humanoid and quadruped contact step for two batch sizes, and MJX's
+def test_accelerator_benchmark_quick_form_runs(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setattr(sys, "argv", ["accelerator.py", "--quick", "--steps", "5"])
+    runpy.run_path(str(BENCH / "accelerator.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "failed:" not in out
+    for name in ("mjx_humanoid", "quadruped"):
+        assert out.count(f"{name}: batch") == 2
+    rows = [line.split() for line in out.splitlines() if line.split()[:2] in (["mjx_humanoid", "jaxart"],
+                                                                                ["quadruped", "jaxart"])]
+    assert len(rows) == 4 and all(r[10] == "True" for r in rows)  # every jaxart run stayed finite
