@@ -94,7 +94,8 @@ def _actuator_target(m, a: int) -> tuple[SensorType, int] | None:
 def _tendon_imported(m, t: int) -> bool:
     """Whether the tendon importer keeps tendon ``t`` (fixed tendons need joints imported as scalar joints)."""
     adr = int(m.tendon_adr[t])
-    return not any(int(m.wrap_type[adr + k]) == int(mujoco.mjtWrap.mjWRAP_JOINT) and is_d6_dof(m, int(m.wrap_objid[adr + k]))
+    joint = int(mujoco.mjtWrap.mjWRAP_JOINT)
+    return not any(int(m.wrap_type[adr + k]) == joint and is_d6_dof(m, int(m.wrap_objid[adr + k]))
                    for k in range(int(m.tendon_num[t])))
 
 

@@ -11,9 +11,14 @@ from jaxart.sensors.acceleration import body_accelerations
 from jaxart.sensors.evaluate import eval_sensors
 from jaxart.sensors.inputs import SensorInputs
 from jaxart.sensors.lookup import sensor_dict, sensor_index, sensor_slice, sensor_value
+from jaxart.sensors.newton import IMUReading, SensorContact, SensorFrameTransform, SensorIMU
 from jaxart.sim.sensor_types import SensorDataType, SensorObjType, SensorType
 
 __all__ = [
+    "IMUReading",
+    "SensorContact",
+    "SensorFrameTransform",
+    "SensorIMU",
     "SensorDataType",
     "SensorInputs",
     "SensorObjType",
