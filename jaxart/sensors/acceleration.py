@@ -1,10 +1,9 @@
 """Acceleration-stage sensors: FRAMELINACC, FRAMEANGACC, ACCELEROMETER, FORCE and TORQUE.
 
-Body accelerations are the time derivative of the forward kinematics along the motion: a JVP of the COM twists
-with tangents ``(q̇(q, q̇), q̈)``, where ``q̇`` maps ``joint_qd`` to coordinate rates (quaternion joints included).
-Linear accelerations are MuJoCo's: the classical acceleration of the frame origin minus gravity (a resting
-accelerometer reads ``−g`` in its axes). FORCE/TORQUE read :func:`jaxart.dynamics.eval_joint_wrenches` of the site's
-body (MuJoCo's ``cfrc_int``), moved to the site.
+Body accelerations come from the articulation blocks the dynamics use (:func:`body_accelerations`). Linear
+accelerations are MuJoCo's: the classical acceleration of the frame origin minus gravity (a resting accelerometer
+reads ``−g`` in its axes). FORCE/TORQUE read :func:`jaxart.dynamics.eval_joint_wrenches` of the site's body
+(MuJoCo's ``cfrc_int``), moved to the site.
 """
 
 from __future__ import annotations
@@ -13,9 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.joint_wrenches import eval_joint_wrenches
-from jaxart.dynamics.motion import coord_rates
-from jaxart.kinematics.fk import fk_bodies
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.motion import block_terms, link_twists
+from jaxart.dynamics.rnea import gather_dofs
 from jaxart.math import quat_rotate_inv
 from jaxart.sensors.context import SensorContext
 from jaxart.sensors.frames import body_coms, point_accelerations
@@ -25,22 +24,31 @@ from jaxart.sim.sensor_types import SensorType
 def body_accelerations(model, state, joint_qdd: jax.Array) -> jax.Array:
     """``(body_count, 6)`` classical accelerations ``(a_com [m/s²], α [rad/s²])`` in world axes.
 
+    From the articulation blocks of the dynamics (world-origin spatial accelerations ``Σ (Ṡ q̇ + S q̈)`` of each
+    link, :mod:`jaxart.dynamics.motion`), converted to the classical acceleration of the COM:
+    ``a_c = a_o + α × c + ω × v_c``.
+
     Args:
         model: The model.
-        state: The state (``joint_q``, ``joint_qd``; ``body_q``/``body_qd`` of bodies without a tree joint).
+        state: The state (``joint_q``, ``joint_qd``; ``body_q`` of bodies without a tree joint).
         joint_qdd: ``(joint_dof_count,)`` joint accelerations.
 
     Returns:
-        Accelerations; zero for bodies without a tree joint.
+        Accelerations; zero for bodies outside the articulated trees.
     """
-    dtype = state.joint_q.dtype
-
-    def twists(q, qd):
-        return fk_bodies(model, q, qd, state.body_q, state.body_qd)[1]
-
-    rates = coord_rates(model, state.joint_q, state.joint_qd)
-    _, acc = jax.jvp(twists, (state.joint_q, state.joint_qd), (rates, jnp.asarray(joint_qdd, dtype)))
-    return acc
+    lay = dynamics_layout(model)
+    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
+    dtype = terms.S.dtype
+    qdd = gather_dofs(lay, jnp.asarray(joint_qdd, dtype))
+    vel = link_twists(terms, lay.link_dof)
+    cols = terms.Sdot_qd + terms.S * qdd[..., None]
+    acc = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dtype), cols)
+    com, omega, alpha = terms.link_com, vel[..., 3:], acc[..., 3:]
+    a_com = acc[..., :3] + jnp.cross(alpha, com) + jnp.cross(omega, vel[..., :3] + jnp.cross(omega, com))
+    n = model.body_count
+    out = jnp.zeros((n + 1, 6), dtype).at[lay.link_body.reshape(-1)].set(
+        jnp.concatenate([a_com, alpha], axis=-1).reshape(-1, 6))
+    return out[:n]
 
 
 def _site_acceleration(ctx: SensorContext, rows: np.ndarray, kind: SensorType):
@@ -82,10 +90,10 @@ def _body_joints(model, bodies: np.ndarray, kind: SensorType) -> np.ndarray:
 
 def _site_wrench(ctx: SensorContext, rows: np.ndarray, kind: SensorType) -> tuple[jax.Array, jax.Array]:
     """Force and torque about the site, in the site's axes."""
-    qdd = ctx.require("joint_qdd", kind)
+    ctx.require("joint_qdd", kind)
     bodies = ctx.objects(rows).body
     joints = _body_joints(ctx.model, bodies, kind)
-    w = eval_joint_wrenches(ctx.model, ctx.state, qdd, body_f=ctx.inputs.body_f)[joints]
+    w = ctx.joint_wrenches[joints]
     x = ctx.object_poses(rows)
     com = body_coms(ctx.model, ctx.state)[bodies]
     torque = w[:, 3:] + jnp.cross(com - x[:, :3], w[:, :3])

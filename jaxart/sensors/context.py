@@ -65,3 +65,11 @@ class SensorContext:
         from jaxart.sensors.acceleration import body_accelerations
 
         return body_accelerations(self.model, self.state, self.inputs.joint_qdd)
+
+    @functools.cached_property
+    def joint_wrenches(self) -> jax.Array:
+        """``(joint_count, 6)`` world wrenches (:func:`jaxart.dynamics.eval_joint_wrenches`) of ``inputs.joint_qdd``
+        and ``inputs.body_f``."""
+        from jaxart.dynamics.joint_wrenches import eval_joint_wrenches
+
+        return eval_joint_wrenches(self.model, self.state, self.inputs.joint_qdd, body_f=self.inputs.body_f)

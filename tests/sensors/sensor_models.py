@@ -1,5 +1,6 @@
 """MJCF models and MuJoCo → jaxart state conversion shared by the sensor tests."""
 
+import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
@@ -113,6 +114,9 @@ def import_model(xml: str, **kwargs):
     return b.finalize(dtype=jnp.float64), info
 
 
+_FK = jax.jit(lambda model, q, qd: jaxart.eval_fk(model, q, qd, model.state()))
+
+
 def _rot(q_wxyz) -> np.ndarray:
     mat = np.zeros(9)
     mujoco.mju_quat2Mat(mat, np.asarray(q_wxyz, np.float64))
@@ -139,7 +143,7 @@ def jaxart_state(model, info, m, d):
             qd[k + 3:k + 6] = w
             qdd[k:k + 3] = d.qacc[v:v + 3] + np.cross(alpha, c) + np.cross(w, np.cross(w, c))
             qdd[k + 3:k + 6] = alpha
-    state = jaxart.eval_fk(model, jnp.asarray(q), jnp.asarray(qd), model.state())
+    state = _FK(model, jnp.asarray(q), jnp.asarray(qd))
     return state, jnp.asarray(qdd)
 
 
