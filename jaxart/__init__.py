@@ -4,7 +4,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 ``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
 """
 
-from jaxart import assets, collision, selection, solvers
+from jaxart import assets, collision, selection, sensors, solvers
 from jaxart.collision import Contacts
 from jaxart.dynamics import (
     eval_forward_dynamics,
@@ -55,6 +55,7 @@ __all__ = [
     "assets",
     "collision",
     "selection",
+    "sensors",
     "solvers",
 ]
 

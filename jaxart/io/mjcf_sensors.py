@@ -141,10 +141,22 @@ def sensor_issues(m) -> list[str]:
         interval = float(np.max(m.sensor_interval[i])) if hasattr(m, "sensor_interval") else 0.0
         if _issue(m, i) is None and (delay or interval):
             out.append(f"sensor {_name(m, i)!r}: delay/interval not modelled (values are of the current state)")
-    rays = any(int(m.sensor_type[i]) == int(_S.mjSENS_RANGEFINDER) for i in range(m.nsensor))
-    if rays and any(int(t) in (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD))
-                    for t in m.geom_type):
+    if any(int(m.sensor_type[i]) == int(_S.mjSENS_RANGEFINDER) for i in range(m.nsensor)):
+        out += _ray_issues(m)
+    return out
+
+
+def _ray_issues(m) -> list[str]:
+    """Geoms a jaxart rangefinder sees differently from MuJoCo's ``mj_ray``."""
+    out = []
+    types = [int(t) for t in m.geom_type]
+    if any(t in (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD)) for t in types):
         out.append("rangefinder: rays do not hit mesh and heightfield shapes")
+    if any(t == int(mujoco.mjtGeom.mjGEOM_PLANE) and np.any(m.geom_size[g, :2] > 0.0) for g, t in enumerate(types)):
+        out.append("rangefinder: finite planes are imported infinite (MuJoCo's rays stop at the plane's size)")
+    hidden = [g for g in range(m.ngeom) if m.geom_matid[g] < 0 and m.geom_rgba[g, 3] == 0.0]
+    if hidden:
+        out.append(f"rangefinder: {len(hidden)} transparent geom(s) are hit by jaxart's rays (MuJoCo skips them)")
     return out
 
 
