@@ -147,10 +147,10 @@ def jaxart_state(model, info, m, d):
     return state, jnp.asarray(qdd)
 
 
-def moving_data(m, seed: int = 0, *, ctrl=True):
-    """MuJoCo data at a random configuration and velocity (``mj_forward`` done)."""
+def moving_data(m, seed: int = 0, *, ctrl=True, data=None):
+    """MuJoCo data (``data`` or a new one) at a random configuration and velocity (``mj_forward`` done)."""
     rng = np.random.default_rng(seed)
-    d = mujoco.MjData(m)
+    d = mujoco.MjData(m) if data is None else data
     qpos, qvel = np.array(m.qpos0, np.float64), np.zeros(m.nv)
     for j in range(m.njnt):
         a, v, t = int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j]), int(m.jnt_type[j])

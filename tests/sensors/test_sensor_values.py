@@ -3,7 +3,7 @@
 One model carries 44 sensors of 27 kinds (joints, tendon, actuators, frames with every object and reference type,
 subtrees, site sensors, rays against every primitive, clock); jaxart's state and joint accelerations are MuJoCo's
 ``qpos``/``qvel``/``qacc`` mapped to jaxart's coordinates. All sensors are evaluated by one compiled function, for
-the initial state and a moving, actuated one.
+the initial state and a moving, actuated one with external wrenches.
 """
 
 import warnings
@@ -60,12 +60,15 @@ def test_every_sensor_matches_mujoco(arm):
     np.testing.assert_array_equal(model.sensor_adr, m.sensor_adr)
     for seed in (None, 3):
         d = mujoco.MjData(m)
+        body_f = np.zeros((model.body_count, 6))
         if seed is None:  # the initial configuration at rest, no control
             mujoco.mj_forward(m, d)
-        else:
-            d = moving_data(m, seed)
+        else:  # moving, actuated, with external wrenches (MuJoCo's xfrc_applied: world, at the COM, as body_f)
+            for k, name in enumerate(("b3", "float")):
+                d.xfrc_applied[m.body(name).id] = body_f[info["bodies"][name]] = [1.0, -2.0, 0.5 * k, 0.3, 0.1, -0.2]
+            d = moving_data(m, seed, data=d)
         state, qdd = jaxart_state(model, info, m, d)
-        inputs = SensorInputs(joint_qdd=qdd, time=jnp.asarray(d.time))
+        inputs = SensorInputs(joint_qdd=qdd, body_f=jnp.asarray(body_f), time=jnp.asarray(d.time))
         got = np.asarray(eval_sensors(model, state, _control(model, info, m, d), inputs))
         _compare(m, d, got)
     # the moving state exercises both cutoffs (a clipped joint velocity and a clipped force)
