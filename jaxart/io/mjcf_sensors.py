@@ -1,8 +1,9 @@
 """MuJoCo sensors → the model's sensor table (``ModelBuilder.add_sensor``), by name and in MJCF order.
 
 Imported kinds (MuJoCo name → :class:`~jaxart.sim.sensor_types.SensorType` of the same name): jointpos, jointvel,
-tendonpos, tendonvel, jointactuatorfrc, tendonactuatorfrc, actuatorfrc (gear 1, the only actuator on its hinge/slide
-joint or tendon: JOINTACTFRC / TENDONACTFRC), framepos, framequat, framexaxis/yaxis/zaxis, framelinvel,
+ballquat, ballangvel, tendonpos, tendonvel, jointactuatorfrc, tendonactuatorfrc, actuatorpos / actuatorvel (gear 1 on a
+hinge/slide joint or tendon: JOINTPOS/VEL, TENDONPOS/VEL), actuatorfrc (gear 1, the only actuator on its joint or
+tendon: JOINTACTFRC / TENDONACTFRC), framepos, framequat, framexaxis/yaxis/zaxis, framelinvel,
 frameangvel, framelinacc, frameangacc, subtreecom, subtreelinvel, subtreeangmom, accelerometer, velocimeter, gyro,
 magnetometer (``opt.magnetic`` → ``sensor_magnetic_field``), force, torque, touch, rangefinder (site rays with the
 distance output only) and clock, with ``cutoff``. Objects and reference frames: sites and geoms (their shapes),
@@ -22,7 +23,7 @@ import numpy as np
 
 from jaxart.io.mjcf_math import IDENTITY, pose
 from jaxart.io.mjcf_refs import element_key, is_d6_dof
-from jaxart.sim.sensor_types import REFERENCE_TYPES, SensorObjType, SensorType
+from jaxart.sim.sensor_types import BALL_TYPES, REFERENCE_TYPES, SCALAR_DOF_TYPES, SensorObjType, SensorType
 
 _S = mujoco.mjtSensor
 _O = mujoco.mjtObj
@@ -30,7 +31,8 @@ _KINDS = {
     _S.mjSENS_JOINTPOS: SensorType.JOINTPOS, _S.mjSENS_JOINTVEL: SensorType.JOINTVEL,
     _S.mjSENS_TENDONPOS: SensorType.TENDONPOS, _S.mjSENS_TENDONVEL: SensorType.TENDONVEL,
     _S.mjSENS_JOINTACTFRC: SensorType.JOINTACTFRC, _S.mjSENS_TENDONACTFRC: SensorType.TENDONACTFRC,
-    _S.mjSENS_ACTUATORFRC: None,  # resolved per actuator
+    _S.mjSENS_BALLQUAT: SensorType.BALLQUAT, _S.mjSENS_BALLANGVEL: SensorType.BALLANGVEL,
+    _S.mjSENS_ACTUATORFRC: None, _S.mjSENS_ACTUATORPOS: None, _S.mjSENS_ACTUATORVEL: None,  # per actuator
     _S.mjSENS_FRAMEPOS: SensorType.FRAMEPOS, _S.mjSENS_FRAMEQUAT: SensorType.FRAMEQUAT,
     _S.mjSENS_FRAMEXAXIS: SensorType.FRAMEXAXIS, _S.mjSENS_FRAMEYAXIS: SensorType.FRAMEYAXIS,
     _S.mjSENS_FRAMEZAXIS: SensorType.FRAMEZAXIS, _S.mjSENS_FRAMELINVEL: SensorType.FRAMELINVEL,
@@ -75,19 +77,27 @@ def _name(m, i: int) -> str:
     return m.sensor(i).name or f"sensor_{i}"
 
 
-def _actuator_target(m, a: int) -> tuple[SensorType, int] | None:
-    """(kind, MuJoCo joint or tendon id) of an actuatorfrc sensor's actuator when jaxart can read its force."""
+_ACTUATOR_KINDS = {  # MuJoCo actuator sensor → (joint kind, tendon kind, needs the actuator alone on its target)
+    int(_S.mjSENS_ACTUATORFRC): (SensorType.JOINTACTFRC, SensorType.TENDONACTFRC, True),
+    int(_S.mjSENS_ACTUATORPOS): (SensorType.JOINTPOS, SensorType.TENDONPOS, False),
+    int(_S.mjSENS_ACTUATORVEL): (SensorType.JOINTVEL, SensorType.TENDONVEL, False),
+}
+
+
+def _actuator_target(m, stype: int, a: int) -> tuple[SensorType, int] | None:
+    """(kind, MuJoCo joint or tendon id) of an actuator sensor when jaxart can read it (``None``: it cannot)."""
     trn, target = int(m.actuator_trntype[a]), int(m.actuator_trnid[a, 0])
+    joint_kind, tendon_kind, alone = _ACTUATOR_KINDS[stype]
     if abs(float(m.actuator_gear[a, 0]) - 1.0) > 1e-12 or np.any(m.actuator_gear[a, 1:] != 0.0):
         return None
     same = [b for b in range(m.nactuator)
             if int(m.actuator_trntype[b]) == trn and int(m.actuator_trnid[b, 0]) == target]
-    if len(same) != 1:
+    if alone and len(same) != 1:
         return None
     if trn in (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)):
-        return (SensorType.JOINTACTFRC, target) if int(m.jnt_type[target]) in _SCALAR_JOINTS else None
+        return (joint_kind, target) if int(m.jnt_type[target]) in _SCALAR_JOINTS else None
     if trn == int(mujoco.mjtTrn.mjTRN_TENDON):
-        return SensorType.TENDONACTFRC, target
+        return tendon_kind, target
     return None
 
 
@@ -106,13 +116,13 @@ def _issue(m, i: int) -> str | None:
     if stype not in _KINDS:
         return f"{what}: sensor type not supported (dropped)"
     kind = _KINDS[stype]
-    if stype == int(_S.mjSENS_ACTUATORFRC):
-        if _actuator_target(m, oid) is None:
-            return (f"{what}: only actuators with gear 1 that are alone on a hinge/slide joint or tendon are "
-                    "read (dropped)")
-        kind = None
-    if kind in (SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.JOINTACTFRC) and \
-            int(m.jnt_type[oid]) not in _SCALAR_JOINTS:
+    if stype in _ACTUATOR_KINDS:
+        target = _actuator_target(m, stype, oid)
+        if target is None:
+            alone = " alone" if _ACTUATOR_KINDS[stype][2] else ""
+            return f"{what}: only actuators with gear 1{alone} on a hinge/slide joint or a tendon are read (dropped)"
+        kind, oid = target
+    if kind in SCALAR_DOF_TYPES and int(m.jnt_type[oid]) not in _SCALAR_JOINTS:
         return f"{what}: not a hinge or slide joint (dropped)"
     if kind in (SensorType.TENDONPOS, SensorType.TENDONVEL, SensorType.TENDONACTFRC) and not _tendon_imported(m, oid):
         return f"{what}: its tendon is not imported (dropped)"
@@ -178,9 +188,9 @@ def _frame(m, refs: SensorRefs, otype: int, oid: int) -> tuple[SensorObjType, in
 def _object(m, refs: SensorRefs, i: int, kind: SensorType) -> tuple[SensorType, SensorObjType, int, np.ndarray]:
     """(kind, object type, index, offset) of sensor ``i``."""
     otype, oid = int(m.sensor_objtype[i]), int(m.sensor_objid[i])
-    if int(m.sensor_type[i]) == int(_S.mjSENS_ACTUATORFRC):
-        kind, oid = _actuator_target(m, oid)
-    if kind in (SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.JOINTACTFRC):
+    if int(m.sensor_type[i]) in _ACTUATOR_KINDS:
+        kind, oid = _actuator_target(m, int(m.sensor_type[i]), oid)
+    if kind in SCALAR_DOF_TYPES or kind in BALL_TYPES:
         dof = refs.dof_start + list(refs.dof_map).index(int(m.jnt_dofadr[oid]))
         return kind, SensorObjType.DOF, dof, IDENTITY
     if kind in (SensorType.TENDONPOS, SensorType.TENDONVEL, SensorType.TENDONACTFRC):

@@ -22,7 +22,7 @@ _EVALUATORS = {
     _T.JOINTPOS: scalar_values.joint_pos, _T.JOINTVEL: scalar_values.joint_vel,
     _T.JOINTACTFRC: scalar_values.joint_actuator_force, _T.TENDONPOS: scalar_values.tendon_pos,
     _T.TENDONVEL: scalar_values.tendon_vel, _T.TENDONACTFRC: scalar_values.tendon_actuator_force,
-    _T.CLOCK: scalar_values.clock,
+    _T.CLOCK: scalar_values.clock, _T.BALLQUAT: scalar_values.ball_quat, _T.BALLANGVEL: scalar_values.ball_angvel,
     _T.FRAMEPOS: frame_values.frame_pos, _T.FRAMEQUAT: frame_values.frame_quat,
     _T.FRAMEXAXIS: frame_values.frame_axis(0), _T.FRAMEYAXIS: frame_values.frame_axis(1),
     _T.FRAMEZAXIS: frame_values.frame_axis(2), _T.FRAMELINVEL: frame_values.frame_linvel,

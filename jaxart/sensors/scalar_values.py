@@ -1,5 +1,5 @@
-"""Scalar sensors of joints, tendons and time: JOINTPOS, JOINTVEL, JOINTACTFRC, TENDONPOS, TENDONVEL, TENDONACTFRC,
-CLOCK."""
+"""Sensors of joints, tendons and time: JOINTPOS, JOINTVEL, JOINTACTFRC, BALLQUAT, BALLANGVEL, TENDONPOS, TENDONVEL,
+TENDONACTFRC, CLOCK."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_positions, dof_static
 from jaxart.dynamics.tendons import eval_tendon_actuator_forces, eval_tendon_lengths, eval_tendon_velocities
+from jaxart.math import quat_normalize, quat_rotate_inv
 from jaxart.sensors.context import SensorContext
 from jaxart.sim.sensor_types import SensorType
 
@@ -43,6 +44,27 @@ def joint_actuator_force(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
     drive = ke * err + kd * (v_t - state.joint_qd) + control.joint_act
     limit = model.joint_effort_limit
     return jnp.clip(drive, -limit, limit)[dofs][:, None]
+
+
+def _ball_quats(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """``(k, 4)`` normalised ``xyzw`` quaternions of the sensors' BALL joints."""
+    topo = ctx.model.topology
+    dof = ctx.objid(rows)
+    joint = np.searchsorted(topo.joint_qd_start.array, dof, side="right") - 1
+    coords = topo.joint_q_start.array[joint][:, None] + np.arange(4)
+    return quat_normalize(ctx.state.joint_q[coords])
+
+
+def ball_quat(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """BALL joint rotation, ``(w, x, y, z)``."""
+    q = _ball_quats(ctx, rows)
+    return jnp.concatenate([q[:, 3:], q[:, :3]], axis=-1)
+
+
+def ball_angvel(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """BALL joint angular velocity in the child anchor's axes [rad/s] (``joint_qd`` holds it in the parent's)."""
+    dof = ctx.objid(rows)[:, None] + np.arange(3)
+    return quat_rotate_inv(_ball_quats(ctx, rows), ctx.state.joint_qd[dof])
 
 
 def tendon_pos(ctx: SensorContext, rows: np.ndarray) -> jax.Array:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxart.sim.enums import JointType
-from jaxart.sim.sensor_types import REFERENCE_TYPES, SensorObjType, SensorType, object_kind
+from jaxart.sim.sensor_types import BALL_TYPES, REFERENCE_TYPES, SensorObjType, SensorType, object_kind
 from jaxart.sim.sensors import DEFAULT_MAGNETIC_FIELD
 from jaxart.sim.validate import as_float, as_transform, as_vec3, np_transform_mul
 
@@ -95,12 +95,13 @@ class SensorBuilderMixin:
         return self.sensor_count - 1
 
     def add_sensor_joint(self, sensor_type: SensorType, joint: int, dof: int = 0, **kwargs) -> int:
-        """Add a JOINTPOS, JOINTVEL or JOINTACTFRC sensor on DOF ``dof`` of a REVOLUTE, PRISMATIC or D6 joint.
+        """Add a joint sensor: JOINTPOS, JOINTVEL or JOINTACTFRC on DOF ``dof`` of a REVOLUTE, PRISMATIC or D6 joint,
+        BALLQUAT or BALLANGVEL on a BALL joint.
 
         Args:
             sensor_type: The kind.
             joint: Joint index.
-            dof: DOF within the joint (linear DOFs first for D6 joints).
+            dof: DOF within the joint (linear DOFs first for D6 joints; 0 for BALL sensors).
             **kwargs: ``cutoff``, ``label`` (see :meth:`add_sensor`).
 
         Returns:
@@ -108,11 +109,7 @@ class SensorBuilderMixin:
         """
         if not isinstance(joint, int | np.integer) or not 0 <= int(joint) < self.joint_count:
             raise ValueError(f"add_sensor_joint: joint must be an index in [0, {self.joint_count}), got {joint!r}")
-        if JointType(self.joint_type[joint]) not in _SCALAR:
-            raise ValueError(f"add_sensor_joint: joint {self.joint_label[joint]!r} is "
-                             f"{JointType(self.joint_type[joint]).name}; only REVOLUTE, PRISMATIC and D6 DOFs are "
-                             "scalar")
-        ndof = int(sum(self.joint_dof_dim[joint]))
+        ndof = 1 if SensorType(int(sensor_type)) in BALL_TYPES else int(sum(self.joint_dof_dim[joint]))
         if not isinstance(dof, int | np.integer) or not 0 <= int(dof) < ndof:
             raise ValueError(f"add_sensor_joint: dof must be in [0, {ndof}) for joint {self.joint_label[joint]!r}, "
                              f"got {dof!r}")
@@ -175,8 +172,12 @@ class SensorBuilderMixin:
             raise ValueError(f"{what}: {kind.name} needs a site on a body, shape {index} is on the world")
         if otype == SensorObjType.DOF:
             j = int(np.searchsorted(np.asarray(self.joint_qd_start), index, side="right") - 1)
-            if JointType(self.joint_type[j]) not in _SCALAR:
-                raise ValueError(f"{what}: DOF {index} belongs to a {JointType(self.joint_type[j]).name} joint; "
+            jt = JointType(self.joint_type[j])
+            if kind in BALL_TYPES and (jt != JointType.BALL or index != self.joint_qd_start[j]):
+                raise ValueError(f"{what}: {kind.name} needs the first DOF of a BALL joint, DOF {index} belongs to "
+                                 f"a {jt.name} joint")
+            if kind not in BALL_TYPES and jt not in _SCALAR:
+                raise ValueError(f"{what}: DOF {index} belongs to a {jt.name} joint; "
                                  "joint sensors need a scalar DOF (REVOLUTE, PRISMATIC, D6)")
         return index
 

@@ -40,6 +40,8 @@ class SensorType(enum.IntEnum):
     * ``RANGEFINDER`` (1): distance [m] along the site's +Z axis to the nearest shape not on the site's body
       (planes from their front side), −1 when nothing is hit.
     * ``CLOCK`` (1): simulation time [s].
+    * ``BALLQUAT`` (4): rotation of a BALL joint (child anchor in parent anchor), MuJoCo's order ``(w, x, y, z)``.
+    * ``BALLANGVEL`` (3): angular velocity of a BALL joint in the child anchor's axes [rad/s] (MuJoCo's ``qvel``).
     """
 
     JOINTPOS = 0
@@ -69,6 +71,8 @@ class SensorType(enum.IntEnum):
     TOUCH = 24
     RANGEFINDER = 25
     CLOCK = 26
+    BALLQUAT = 27
+    BALLANGVEL = 28
 
 
 class SensorObjType(enum.IntEnum):
@@ -101,15 +105,16 @@ _DIM3 = {_T.FRAMEPOS, _T.FRAMEXAXIS, _T.FRAMEYAXIS, _T.FRAMEZAXIS, _T.FRAMELINVE
          _T.FRAMEANGACC, _T.SUBTREECOM, _T.SUBTREELINVEL, _T.SUBTREEANGMOM, _T.ACCELEROMETER, _T.VELOCIMETER, _T.GYRO,
          _T.MAGNETOMETER, _T.FORCE, _T.TORQUE}
 
-#: Kinds whose object is a frame (BODY or SHAPE).
-FRAME_TYPES = frozenset(_DIM3 - {_T.SUBTREECOM, _T.SUBTREELINVEL, _T.SUBTREEANGMOM}) | {_T.FRAMEQUAT, _T.TOUCH,
-                                                                                       _T.RANGEFINDER}
 #: Kinds that accept a reference frame (MuJoCo's ``reftype``/``refname``).
 REFERENCE_TYPES = frozenset({_T.FRAMEPOS, _T.FRAMEQUAT, _T.FRAMEXAXIS, _T.FRAMEYAXIS, _T.FRAMEZAXIS, _T.FRAMELINVEL,
                              _T.FRAMEANGVEL})
 #: Kinds whose object must be a site (a SHAPE).
 SITE_TYPES = frozenset({_T.ACCELEROMETER, _T.VELOCIMETER, _T.GYRO, _T.MAGNETOMETER, _T.FORCE, _T.TORQUE, _T.TOUCH,
                         _T.RANGEFINDER})
+#: Kinds on a scalar DOF (REVOLUTE, PRISMATIC, D6).
+SCALAR_DOF_TYPES = frozenset({_T.JOINTPOS, _T.JOINTVEL, _T.JOINTACTFRC})
+#: Kinds on a BALL joint (object: its first DOF).
+BALL_TYPES = frozenset({_T.BALLQUAT, _T.BALLANGVEL})
 #: Kinds that read the step's joint accelerations.
 ACCELERATION_TYPES = frozenset({_T.FRAMELINACC, _T.FRAMEANGACC, _T.ACCELEROMETER, _T.FORCE, _T.TORQUE})
 
@@ -117,15 +122,15 @@ ACCELERATION_TYPES = frozenset({_T.FRAMELINACC, _T.FRAMEANGACC, _T.ACCELEROMETER
 def sensor_dim(kind: SensorType) -> int:
     """Output size of a sensor kind."""
     kind = SensorType(kind)
-    if kind == SensorType.FRAMEQUAT:
+    if kind in (SensorType.FRAMEQUAT, SensorType.BALLQUAT):
         return 4
-    return 3 if kind in _DIM3 else 1
+    return 3 if kind in _DIM3 or kind == SensorType.BALLANGVEL else 1
 
 
 def sensor_datatype(kind: SensorType) -> SensorDataType:
     """How ``cutoff`` applies to a sensor kind (MuJoCo's data type of it)."""
     kind = SensorType(kind)
-    if kind == SensorType.FRAMEQUAT:
+    if kind in (SensorType.FRAMEQUAT, SensorType.BALLQUAT):
         return SensorDataType.QUATERNION
     if kind in (SensorType.FRAMEXAXIS, SensorType.FRAMEYAXIS, SensorType.FRAMEZAXIS):
         return SensorDataType.AXIS
@@ -137,7 +142,7 @@ def sensor_datatype(kind: SensorType) -> SensorDataType:
 def object_kind(kind: SensorType) -> tuple[SensorObjType, ...]:
     """Object types a sensor kind accepts."""
     kind = SensorType(kind)
-    if kind in (SensorType.JOINTPOS, SensorType.JOINTVEL, SensorType.JOINTACTFRC):
+    if kind in SCALAR_DOF_TYPES or kind in BALL_TYPES:
         return (SensorObjType.DOF,)
     if kind in (SensorType.TENDONPOS, SensorType.TENDONVEL, SensorType.TENDONACTFRC):
         return (SensorObjType.TENDON,)

@@ -102,6 +102,10 @@ ARM_XML = """
     <rangefinder name="rf_sph" site="ray_sph"/>
     <rangefinder name="rf_miss" site="ray_miss"/>
     <clock name="clock"/>
+    <ballquat name="bq" joint="j4"/>
+    <ballangvel name="bav" joint="j4" cutoff="0.3"/>
+    <actuatorpos name="apos" actuator="p3"/>
+    <actuatorvel name="avel" actuator="mt"/>
   </sensor>
 </mujoco>
 """

@@ -1,6 +1,6 @@
 """Sensors against MuJoCo C's ``sensordata`` on the same MJCF model (float64).
 
-One model carries 44 sensors of 27 kinds (joints, tendon, actuators, frames with every object and reference type,
+One model carries 48 sensors of 28 kinds (joints, tendon, actuators, frames with every object and reference type,
 subtrees, site sensors, rays against every primitive, clock); jaxart's state and joint accelerations are MuJoCo's
 ``qpos``/``qvel``/``qacc`` mapped to jaxart's coordinates. All sensors are evaluated by one compiled function, for
 the initial state and a moving, actuated one with external wrenches.
@@ -48,7 +48,8 @@ def _compare(m, d, got, atol=1e-9):
     for i in range(m.nsensor):
         a, n = int(m.sensor_adr[i]), int(m.sensor_dim[i])
         ref, val = d.sensordata[a:a + n], got[a:a + n]
-        if m.sensor_type[i] == mujoco.mjtSensor.mjSENS_FRAMEQUAT and ref @ val < 0.0:
+        quat = (mujoco.mjtSensor.mjSENS_FRAMEQUAT, mujoco.mjtSensor.mjSENS_BALLQUAT)
+        if m.sensor_type[i] in quat and ref @ val < 0.0:
             val = -val  # a quaternion's sign carries no meaning
         np.testing.assert_allclose(val, ref, atol=atol * max(1.0, np.abs(ref).max()), err_msg=m.sensor(i).name)
 
@@ -84,7 +85,7 @@ def test_lookup_helpers(arm):
     batch = jnp.stack([data, data])
     np.testing.assert_array_equal(sensor_value(model, batch, "acc")[1], data[sensor_slice(model, "acc")])
     assert set(sensor_dict(model, data)) == {m.sensor(i).name for i in range(m.nsensor)}
-    assert info["sensors"]["clock"] == model.sensor_count - 1
+    assert info["sensors"]["clock"] == m.sensor("clock").id
     with pytest.raises(KeyError, match="nope"):
         sensor_slice(model, "nope")
 
@@ -166,17 +167,19 @@ def test_import_reports_dropped_sensors():
     <mujoco><worldbody><body><joint name="b" type="ball"/><geom size=".1" mass="1"/><site name="s"/>
       <body pos="0 0 -0.3"><joint name="h" axis="0 1 0"/><geom size=".1" mass="1"/></body></body></worldbody>
       <actuator><motor name="m" joint="h" gear="2"/></actuator>
-      <sensor><ballquat name="bq" joint="b"/><actuatorpos name="ap" actuator="m"/>
-        <actuatorfrc name="af" actuator="m"/><jointpos name="jp" joint="h" noise="0.1"/>
+      <sensor><e_kinetic name="ek"/><actuatorpos name="ap" actuator="m"/>
+        <actuatorfrc name="af" actuator="m"/><actuatorvel name="av" actuator="m"/>
+        <jointpos name="jp" joint="h" noise="0.1"/>
         <gyro name="g" site="s"/></sensor>
     </mujoco>"""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model, info = import_model(xml)
     text = "\n".join(str(w.message) for w in caught)
-    for name in ("'bq'", "'ap'", "'af'"):
+    for name in ("'ap'", "'af'", "'av'"):
         assert f"sensor {name}" in text and "dropped" in text
     assert "noise" in text
     assert model.sensor_label == ["jp", "g"] and set(info["sensors"]) == {"jp", "g"}
-    with pytest.raises(ValueError, match="ballquat"):
+    assert "sensor 'ek' (e_kinetic): sensor type not supported" in text
+    with pytest.raises(ValueError, match="e_kinetic"):
         jaxart.ModelBuilder().add_mjcf(xml, strict=True)
