@@ -181,5 +181,14 @@ def test_import_reports_dropped_sensors():
     assert "noise" in text
     assert model.sensor_label == ["jp", "g"] and set(info["sensors"]) == {"jp", "g"}
     assert "sensor 'ek' (e_kinetic): sensor type not supported" in text
+    b = jaxart.ModelBuilder()
+    for prefix in ("a", "b"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b.add_mjcf(xml, label_prefix=prefix)
+    twice = b.finalize()
+    assert twice.sensor_label == ["a/jp", "a/g", "b/jp", "b/g"]
+    assert twice.sensor_objid[3] == twice.shape_label.index("b/s")
+    assert twice.sensor_objid[2] == 7  # DOFs: ball (3) + hinge per copy
     with pytest.raises(ValueError, match="e_kinetic"):
         jaxart.ModelBuilder().add_mjcf(xml, strict=True)
