@@ -6,7 +6,14 @@ import jax
 
 
 def sensor_index(model, label: str) -> int:
-    """Index of the sensor named ``label``.
+    """Index of a sensor in the model's sensor table.
+
+    Args:
+        model: The model.
+        label: The sensor's label (an imported MJCF sensor: its name, with the import's ``label_prefix``).
+
+    Returns:
+        The sensor index.
 
     Raises:
         KeyError: No sensor has that label.
@@ -18,20 +25,33 @@ def sensor_index(model, label: str) -> int:
 
 
 def sensor_slice(model, label: str) -> slice:
-    """Slice of the sensor named ``label`` in the sensor data vector."""
+    """Slice ``[adr, adr + dim)`` of a sensor in the sensor data vector (``KeyError`` for an unknown label)."""
     i = sensor_index(model, label)
     adr = int(model.sensor.sensor_adr.array[i])
     return slice(adr, adr + int(model.sensor.sensor_dim.array[i]))
 
 
 def sensor_value(model, data: jax.Array, label: str) -> jax.Array:
-    """The values of sensor ``label`` in ``data`` (``(..., sensor_data_count)``, batches allowed): ``(..., dim)``."""
-    if data.shape[-1] != model.sensor.sensor_data_count:
+    """Values of one sensor.
+
+    Args:
+        model: The model.
+        data: ``(..., sensor_data_count)`` sensor data (leading batch axes allowed).
+        label: The sensor's label.
+
+    Returns:
+        ``(..., dim)`` values.
+
+    Raises:
+        ValueError: ``data``'s last axis is not the sensor data length.
+        KeyError: Unknown label.
+    """
+    if data.shape[-1:] != (model.sensor.sensor_data_count,):
         raise ValueError(f"sensor_value: data must end with the sensor data length {model.sensor.sensor_data_count}, "
                          f"got shape {tuple(data.shape)}")
     return data[..., sensor_slice(model, label)]
 
 
 def sensor_dict(model, data: jax.Array) -> dict[str, jax.Array]:
-    """``{label: values}`` of every sensor in ``data`` (``(..., sensor_data_count)``)."""
+    """``{label: (..., dim) values}`` of every sensor in ``data`` (``(..., sensor_data_count)``)."""
     return {label: sensor_value(model, data, label) for label in model.sensor.sensor_label}
