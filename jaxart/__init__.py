@@ -4,7 +4,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 ``jax.config.update("jax_enable_x64", True)`` and ``finalize(dtype=jnp.float64)``).
 """
 
-from jaxart import assets, collision, selection, solvers
+from jaxart import assets, collision, selection, sensors, solvers
 from jaxart.collision import Contacts
 from jaxart.compile_cache import enable_compilation_cache
 from jaxart.dynamics import (
@@ -57,6 +57,7 @@ __all__ = [
     "assets",
     "collision",
     "selection",
+    "sensors",
     "solvers",
 ]
 

@@ -33,9 +33,10 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
+sensors                       the model's sensor table (:mod:`jaxart.io.mjcf_sensors`)
 ============================  ==========================================================================
 
-Unsupported features (tendon friction, tendon/flex/site equalities, sensors, per-pair
+Unsupported features (tendon friction, tendon/flex/site equalities, most non-articulation sensors, per-pair
 contact parameters, keyframes, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
 gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
 is touched).
@@ -57,6 +58,7 @@ from jaxart.io.mjcf_math import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf_refs import MjcfRefs
 from jaxart.io.mjcf_report import gravity_along_up, model_issues
+from jaxart.io.mjcf_sensors import SensorRefs, add_sensors, sensor_issues
 from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
 from jaxart.io.mjcf_tendons import add_tendons, tendon_issues
 from jaxart.sim.enums import JointType
@@ -122,7 +124,8 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         velocity in the child frame and free linear velocity of the body origin), ``"keyframes"``
         (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
-        ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index),
+        ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index), ``"sensors"`` (MuJoCo sensor name
+        or ``"#<id>"`` → sensor index),
         ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
         ``"mj_model"`` (the compiled model).
 
@@ -140,7 +143,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
     issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
-    issues += tendon_issues(m)
+    issues += tendon_issues(m) + sensor_issues(m)
     issues += pair_issues(m, min_timeconst=_min_timeconst(m))
     issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
                if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_SDF)]
@@ -219,6 +222,9 @@ class _Importer:
                         label=self.pre, geom_shape=self.geom_shapes, site_shape=self.site_shapes)
         self.out["equalities"] = add_equalities(b, m, refs)
         self.out["tendons"] = add_tendons(b, m, refs, min_timeconst=self.min_tc)
+        self.out["sensors"] = add_sensors(b, m, SensorRefs(self._body_of, self.out["dof_start"], self.dof_map,
+                                                           self.geom_shapes, self.site_shapes, self.out["tendons"],
+                                                           self.pre))
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)

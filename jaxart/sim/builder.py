@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxart.sim.builder_equality import EqualityBuilderMixin
+from jaxart.sim.builder_sensors import SensorBuilderMixin
 from jaxart.sim.builder_shapes import ShapeBuilderMixin
 from jaxart.sim.builder_tendons import TendonBuilderMixin
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
@@ -36,7 +37,7 @@ _DOF_KEYS = (
 )
 
 
-class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin):
+class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, SensorBuilderMixin):
     """Builds a :class:`~jaxart.Model` with Newton 1.8's names and keyword arguments.
 
     Args:
@@ -97,6 +98,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin):
         self._init_shapes()
         self._init_equality()
         self._init_tendons()
+        self._init_sensors()
 
     # ------------------------------------------------------------------ counts
     @property
@@ -483,9 +485,11 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin):
         from jaxart.sim.builder_merge import merge_builder
 
         b0, j0, x = self.body_count, self.joint_count, as_transform(xform, "add_builder: xform")
+        offsets = (b0, self.shape_count, self.joint_dof_count, self.tendon_count)
         merge_builder(self, builder, x, label_prefix)
         self._merge_equality(builder, b0, j0, label_prefix, x)
         self._merge_tendons(builder, b0, j0, label_prefix, x)
+        self._merge_sensors(builder, offsets, label_prefix, x)
 
     def add_mjcf(self, source, *, xform=None, floating: bool | None = None, parent_body: int = -1, **kwargs):
         """Import an MJCF model (path or XML string) using MuJoCo's own compiler.

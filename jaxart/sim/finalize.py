@@ -8,6 +8,7 @@ import numpy as np
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE, SHAPE_FLAG_VISIBLE
 from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
+from jaxart.sim.sensors import sensor_fields
 from jaxart.sim.static import StaticArray
 from jaxart.sim.tendons import tendon_fields
 from jaxart.sim.topology import Topology, build_kinematic_schedule
@@ -94,6 +95,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         shape_gap=arr([builder.rigid_gap if c.gap is None else c.gap for c in cfg], (ns,)),
         **equality_fields(builder, arr),
         **tendon_fields(builder, arr),
+        **sensor_fields(builder, arr),
         topology=topo,
         schedule=schedule,
         meshes=tuple(builder.shape_source),

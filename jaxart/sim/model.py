@@ -16,6 +16,7 @@ import numpy as np
 from flax import struct
 
 from jaxart.sim.equality import EQUALITY_STATIC_FIELDS, EqualityTopology
+from jaxart.sim.sensors import SENSOR_STATIC_FIELDS, SensorTopology
 from jaxart.sim.tendons import TENDON_STATIC_FIELDS, TendonTopology
 from jaxart.sim.topology import KinematicSchedule, Topology
 
@@ -178,6 +179,12 @@ class Model:
             ``a Jᵀ J`` to the joint-space inertia (kinetic energy ``½ a L̇²``).
         tendon_margin: ``(nten,)`` limit margin [m] (MuJoCo ``margin``, ≥ 0): each length limit acts from
             ``margin`` inside the range, i.e. on ``[lower + margin, upper − margin]``.
+        sensor_cutoff: ``(nsensor,)`` output bound of each sensor (MuJoCo's ``cutoff``; 0 = none), in the
+            sensor's units (see :class:`~jaxart.sim.sensor_types.SensorDataType` for how it applies).
+        sensor_obj_xform: ``(nsensor, 7)`` pose ``(p [m], q_xyzw)`` of the sensed frame in its object's frame
+            (body or shape frame; identity for most sensors, MuJoCo's inertial frame for a ``body`` object).
+        sensor_ref_xform: ``(nsensor, 7)`` the same for the reference frame.
+        sensor_magnetic_field: ``(3,)`` world magnetic field read by magnetometers (MuJoCo's ``opt.magnetic``).
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
@@ -185,6 +192,9 @@ class Model:
             ``constraint_mimic_joint0/joint1/label`` and the counts) read as ``model.<name>``.
         tendon: static tendon structure (:class:`~jaxart.sim.tendons.TendonTopology`); its fields
             (``tendon_type/joint_start/joint/attachment_start/attachment_body/attachment_kind/label/count``) read as
+            ``model.<name>``.
+        sensor: static sensor table (:class:`~jaxart.sim.sensors.SensorTopology`); its fields
+            (``sensor_type/objtype/objid/reftype/refid/dim/adr/datatype/label/count/data_count``) read as
             ``model.<name>``.
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
     """
@@ -254,10 +264,15 @@ class Model:
     tendon_frictionloss: jax.Array
     tendon_armature: jax.Array
     tendon_margin: jax.Array
+    sensor_cutoff: jax.Array
+    sensor_obj_xform: jax.Array
+    sensor_ref_xform: jax.Array
+    sensor_magnetic_field: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)
     tendon: TendonTopology = struct.field(pytree_node=False)
+    sensor: SensorTopology = struct.field(pytree_node=False)
     meshes: tuple = struct.field(pytree_node=False, default=())
 
     # ----- counts and static structure (numpy views of the topology) -----
@@ -298,12 +313,14 @@ class Model:
 
     def __getattr__(self, name: str) -> Any:
         # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
-        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon"):
+        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon", "sensor"):
             raise AttributeError(name)
         if name in EQUALITY_STATIC_FIELDS:
             return self.equality.get(name)
         if name in TENDON_STATIC_FIELDS:
             return self.tendon.get(name)
+        if name in SENSOR_STATIC_FIELDS:
+            return self.sensor.get(name)
         if name in _TOPOLOGY_ARRAYS:
             return np.asarray(getattr(self.topology, name))
         if name in ("body_label", "joint_label", "shape_label", "articulation_label"):

@@ -1,0 +1,110 @@
+"""Acceleration-stage sensors: FRAMELINACC, FRAMEANGACC, ACCELEROMETER, FORCE and TORQUE.
+
+Body accelerations come from the articulation blocks the dynamics use (:func:`body_accelerations`). Linear
+accelerations are MuJoCo's: the classical acceleration of the frame origin minus gravity (a resting accelerometer
+reads ``−g`` in its axes). FORCE/TORQUE read :func:`jaxart.dynamics.eval_joint_wrenches` of the site's body
+(MuJoCo's ``cfrc_int``), moved to the site.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.motion import block_terms, link_twists
+from jaxart.dynamics.rnea import gather_dofs
+from jaxart.math import quat_rotate_inv
+from jaxart.sensors.context import SensorContext
+from jaxart.sensors.frames import body_coms, point_accelerations
+from jaxart.sim.sensor_types import SensorType
+
+
+def body_accelerations(model, state, joint_qdd: jax.Array) -> jax.Array:
+    """``(body_count, 6)`` classical accelerations ``(a_com [m/s²], α [rad/s²])`` in world axes.
+
+    From the articulation blocks of the dynamics (world-origin spatial accelerations ``Σ (Ṡ q̇ + S q̈)`` of each
+    link, :mod:`jaxart.dynamics.motion`), converted to the classical acceleration of the COM:
+    ``a_c = a_o + α × c + ω × v_c``.
+
+    Args:
+        model: The model.
+        state: The state (``joint_q``, ``joint_qd``; ``body_q`` of bodies without a tree joint).
+        joint_qdd: ``(joint_dof_count,)`` joint accelerations.
+
+    Returns:
+        Accelerations; zero for bodies outside the articulated trees.
+    """
+    lay = dynamics_layout(model)
+    terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
+    dtype = terms.S.dtype
+    qdd = gather_dofs(lay, jnp.asarray(joint_qdd, dtype))
+    vel = link_twists(terms, lay.link_dof)
+    cols = terms.Sdot_qd + terms.S * qdd[..., None]
+    acc = jnp.einsum("ald,adk->alk", jnp.asarray(lay.link_dof, dtype), cols)
+    com, omega, alpha = terms.link_com, vel[..., 3:], acc[..., 3:]
+    a_com = acc[..., :3] + jnp.cross(alpha, com) + jnp.cross(omega, vel[..., :3] + jnp.cross(omega, com))
+    n = model.body_count
+    out = jnp.zeros((n + 1, 6), dtype).at[lay.link_body.reshape(-1)].set(
+        jnp.concatenate([a_com, alpha], axis=-1).reshape(-1, 6))
+    return out[:n]
+
+
+def _site_acceleration(ctx: SensorContext, rows: np.ndarray, kind: SensorType):
+    ctx.require("joint_qdd", kind)
+    x = ctx.object_poses(rows)
+    a, alpha = point_accelerations(ctx.model, ctx.state, ctx.body_acc, ctx.objects(rows).body, x[:, :3])
+    return x, a - ctx.model.gravity.astype(a.dtype), alpha
+
+
+def frame_linacc(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """Frame origin acceleration minus gravity, world axes [m/s²]."""
+    return _site_acceleration(ctx, rows, SensorType.FRAMELINACC)[1]
+
+
+def frame_angacc(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """Frame angular acceleration, world axes [rad/s²]."""
+    return _site_acceleration(ctx, rows, SensorType.FRAMEANGACC)[2]
+
+
+def accelerometer(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """Site acceleration minus gravity in the site's axes [m/s²]."""
+    x, a, _ = _site_acceleration(ctx, rows, SensorType.ACCELEROMETER)
+    return quat_rotate_inv(x[:, 3:], a)
+
+
+def _body_joints(model, bodies: np.ndarray, kind: SensorType) -> np.ndarray:
+    """Static tree joint whose child is each body."""
+    topo = model.topology
+    child, art = np.asarray(topo.joint_child.array), np.asarray(topo.joint_articulation.array)
+    out = []
+    for b in bodies:
+        hits = np.flatnonzero((child == b) & (art >= 0))
+        if b < 0 or hits.size != 1:
+            raise ValueError(f"eval_sensors: a {kind.name} sensor's site is on body {int(b)}, which has no "
+                             "articulated joint to its parent (FORCE/TORQUE read that joint's wrench)")
+        out.append(int(hits[0]))
+    return np.asarray(out, np.int64)
+
+
+def _site_wrench(ctx: SensorContext, rows: np.ndarray, kind: SensorType) -> tuple[jax.Array, jax.Array]:
+    """Force and torque about the site, in the site's axes."""
+    ctx.require("joint_qdd", kind)
+    bodies = ctx.objects(rows).body
+    joints = _body_joints(ctx.model, bodies, kind)
+    w = ctx.joint_wrenches[joints]
+    x = ctx.object_poses(rows)
+    com = body_coms(ctx.model, ctx.state)[bodies]
+    torque = w[:, 3:] + jnp.cross(com - x[:, :3], w[:, :3])
+    return quat_rotate_inv(x[:, 3:], w[:, :3]), quat_rotate_inv(x[:, 3:], torque)
+
+
+def force(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """Force the site's body receives from its parent, site axes [N]."""
+    return _site_wrench(ctx, rows, SensorType.FORCE)[0]
+
+
+def torque(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
+    """Torque about the site the body receives from its parent, site axes [N·m]."""
+    return _site_wrench(ctx, rows, SensorType.TORQUE)[1]
