@@ -292,7 +292,7 @@ def test_degrees_and_radians_give_radians():
 TENDON_XML = """<mujoco><option gravity="1 0 -9.81"/><worldbody><body><joint name="j0"/><geom size=".1"/>
   <site name="s0"/><body pos="0 0 1"><joint name="j1"/><geom size=".1"/><site name="s1"/></body></body></worldbody>
   <tendon><fixed name="t"><joint joint="j0" coef="1"/><joint joint="j1" coef="-1"/></fixed></tendon>
-  <actuator><motor name="tm" tendon="t"/></actuator><sensor><actuatorpos actuator="tm"/></sensor></mujoco>"""
+  <actuator><motor name="tm" tendon="t"/></actuator><sensor><e_potential/></sensor></mujoco>"""
 
 
 def test_unsupported_features_warn_once_and_strict_raises():
