@@ -10,13 +10,17 @@ import pytest
 
 import jaxart
 from jaxart.collision import (
+    NARROW_PHASE,
     CollisionOverflowWarning,
     collide,
     collide_with_stats,
     default_capacity,
     pair_capacities,
     pair_groups,
+    shape_bounding_radius,
+    shape_world_transforms,
 )
+from jaxart.collision.bounds import pair_bound
 from jaxart.sim.enums import GeoType
 
 FULL = 10**9  # a pair capacity above every group's pair count: no culling
@@ -210,3 +214,52 @@ def test_featherstone_step_on_culled_contacts():
     assert np.all(np.isfinite(np.asarray(s_cull.joint_qd)))
     np.testing.assert_allclose(s_cull.joint_qd, s_full.joint_qd, atol=1e-9)
     np.testing.assert_allclose(s_cull.body_q, s_full.body_q, atol=1e-12)
+
+
+def _group(model, ta, tb):
+    return next(g for g in pair_groups(model.topology) if (g.type_a, g.type_b) == (ta, tb))
+
+
+def test_box_face_bound_never_exceeds_box_box_distance():
+    """The box-box bound is below every slot distance of the SAT narrow phase (bounding spheres are not)."""
+    rng = np.random.default_rng(5)
+    b = jaxart.ModelBuilder()
+    for _ in range(16):
+        body = b.add_body(mass=1.0)
+        hx, hy, hz = rng.uniform(0.02, 0.2, 3)
+        b.add_shape_box(body, hx=hx, hy=hy, hz=hz)
+    model = b.finalize(dtype=jnp.float64)
+    body_q = random_poses(model, 1, seed=6, half=0.4)[0]
+    xw = shape_world_transforms(model, body_q)
+    g = _group(model, GeoType.BOX, GeoType.BOX)
+    radius = shape_bounding_radius(model, jnp.float64)
+    bound = np.asarray(pair_bound(model, xw, radius, g))
+    scale = model.shape_scale
+    res = jax.jit(jax.vmap(NARROW_PHASE[(GeoType.BOX, GeoType.BOX)]))(xw[g.shape_a], scale[g.shape_a],
+                                                                      xw[g.shape_b], scale[g.shape_b])
+    dmin = np.min(np.where(np.asarray(res.valid), np.asarray(res.dist), np.inf), axis=1)
+    assert np.all(bound <= dmin + 1e-9)
+    assert np.any(bound > 0.05) and np.any(bound < 0)  # separated and overlapping pairs both occur
+    d = np.linalg.norm(np.asarray(xw[g.shape_b, :3] - xw[g.shape_a, :3]), axis=1)
+    sphere = d - np.asarray(radius)[g.shape_a] - np.asarray(radius)[g.shape_b]
+    assert np.any(sphere > dmin + 1e-3)  # why boxes use their face axes
+
+
+def test_plane_and_heightfield_bounds():
+    b = jaxart.ModelBuilder()
+    b.add_ground_plane(height=0.1)
+    b.add_shape_heightfield(heightfield=jaxart.Heightfield(np.zeros((3, 3)), hx=1.0, hy=2.0, min_z=0.0, max_z=0.3),
+                            xform=((5.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)))
+    body = b.add_body(mass=1.0)
+    b.add_shape_capsule(body, radius=0.1, half_height=0.2)
+    model = b.finalize(dtype=jnp.float64)
+    radius = shape_bounding_radius(model, jnp.float64)
+    np.testing.assert_allclose(radius, [0.0, 0.0, 0.3])
+    for pos, plane, hfield in (((0.0, 0.0, 1.0), 0.6, np.hypot(4.0, 1.0 - 0.3) - 0.3),
+                               ((6.5, 1.0, 0.2), -0.2, 0.5 - 0.3), ((5.5, -3.0, 2.3), 1.9, np.hypot(1.0, 2.0) - 0.3)):
+        body_q = jnp.asarray([[*pos, 0.0, 0.0, 0.0, 1.0]])
+        xw = shape_world_transforms(model, body_q)
+        got_plane = pair_bound(model, xw, radius, _group(model, GeoType.PLANE, GeoType.CAPSULE))
+        got_hfield = pair_bound(model, xw, radius, _group(model, GeoType.HFIELD, GeoType.CAPSULE))
+        np.testing.assert_allclose(got_plane, [plane], atol=1e-12)
+        np.testing.assert_allclose(got_hfield, [hfield], atol=1e-12)
