@@ -17,12 +17,13 @@ So the active contacts equal those of the full evaluation whenever no group over
 of pairs is discrete (no gradient); the narrow phase on the kept pairs is differentiable as before.
 
 Default capacities (:func:`default_pair_capacity`): a group of ``p`` pairs among ``n`` distinct
-shapes keeps ``min(p, max(BROAD_PHASE_MIN_PAIRS, BROAD_PHASE_PAIRS_PER_SHAPE · n))`` pairs, i.e.
-small groups (≤ 64 pairs) and groups whose pair count grows at most linearly with their shapes
-(a ground plane against every body, an arm's self-collision pairs) are evaluated in full with no
-broad-phase overhead, while the quadratic groups of many free bodies are culled to 4 pairs per
-shape (a resting pile touches fewer neighbours per body than that; beyond it the overflow warning
-says so).
+shapes keeps ``min(p, max(BROAD_PHASE_MIN_PAIRS, BROAD_PHASE_PAIRS_PER_SHAPE · n))`` pairs. Small
+groups (≤ 128 pairs: an arm's, a hand's or a humanoid's self-collision pairs, which sit within a few
+centimetres of each other and would overflow any tighter capacity under the default 0.1 m gaps) and
+groups whose pair count grows at most linearly with their shapes (a ground plane under every body)
+run in full with no broad-phase overhead; the quadratic groups of many free bodies are culled to 4
+pairs per shape (a body resting in a pile has fewer neighbours than that within a small gap; beyond
+it the overflow warning says so).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import GeoType
 
 #: Groups with at most this many pairs are evaluated in full by default.
-BROAD_PHASE_MIN_PAIRS = 64
+BROAD_PHASE_MIN_PAIRS = 128
 #: Default pairs kept per distinct shape of a culled group.
 BROAD_PHASE_PAIRS_PER_SHAPE = 4
 #: Extra distance [m] added to the overlap threshold (round-off between the bound and the narrow phase).

@@ -28,8 +28,8 @@ class Contacts:
         active: ``(c,)`` bool: a real contact with ``separation < gap`` (see ``collide``).
         slot_bodies: Static ``(body_a, body_b)`` tuples of ints when the rows' bodies are known at
             trace time (``collide`` without a capacity cut or broad-phase culling: every row belongs
-            to a fixed shape pair), else ``None``. Part of the tree structure, not a leaf: consumers use it to sum per-body
-            wrenches with static gathers instead of scatters.
+            to a fixed shape pair), else ``None``. Part of the tree structure, not a leaf: consumers
+            use it to sum per-body wrenches with static gathers instead of scatters.
     """
 
     point: jax.Array

@@ -72,16 +72,19 @@ def assert_same_active(c_full, c_cull, world=None):
 
 
 def test_default_capacities_cull_only_large_groups():
-    model = mixed_scene(30)
+    model = mixed_scene(60)  # 20 spheres, 20 boxes, 20 capsules
     groups = pair_groups(model.topology)
     caps = dict(zip(((g.type_a, g.type_b) for g in groups), pair_capacities(groups), strict=True))
     counts = {(g.type_a, g.type_b): len(g.shape_a) for g in groups}
-    assert caps[(GeoType.PLANE, GeoType.SPHERE)] == counts[(GeoType.PLANE, GeoType.SPHERE)] == 10  # plane: all
-    assert counts[(GeoType.SPHERE, GeoType.SPHERE)] == 45 and caps[(GeoType.SPHERE, GeoType.SPHERE)] == 45  # small
-    assert counts[(GeoType.SPHERE, GeoType.BOX)] == 100 and caps[(GeoType.SPHERE, GeoType.BOX)] == 80  # 4 × 20
+    assert caps[(GeoType.PLANE, GeoType.SPHERE)] == counts[(GeoType.PLANE, GeoType.SPHERE)] == 20  # linear: all
+    assert counts[(GeoType.SPHERE, GeoType.SPHERE)] == 190 and caps[(GeoType.SPHERE, GeoType.SPHERE)] == 128
+    assert counts[(GeoType.SPHERE, GeoType.BOX)] == 400 and caps[(GeoType.SPHERE, GeoType.BOX)] == 160  # 4 × 40
     full = default_capacity(model, pair_capacity=FULL)
-    assert full == 30 * (1 + 4 + 2) // 3 + 45 * (1 + 2 + 8) + 100 * (1 + 1 + 3)  # slots of every candidate pair
-    assert default_capacity(model) == full - 20 * (1 + 1 + 3)  # sphere-capsule, sphere-box, capsule-box at 80
+    assert full == 20 * (1 + 4 + 2) + 190 * (1 + 2 + 8) + 400 * (1 + 1 + 3)  # slots of every candidate pair
+    assert default_capacity(model) == 20 * (1 + 4 + 2) + 128 * (1 + 2 + 8) + 160 * (1 + 1 + 3)
+    small = mixed_scene(30)  # 45 pairs per same-type group, 100 per mixed one: all in full
+    small_groups = pair_groups(small.topology)
+    assert pair_capacities(small_groups) == tuple(len(g.shape_a) for g in small_groups)
     by_type = pair_capacities(groups, {(GeoType.BOX, GeoType.SPHERE): 7})
     assert by_type[[(g.type_a, g.type_b) for g in groups].index((GeoType.SPHERE, GeoType.BOX))] == 7
 
