@@ -148,7 +148,8 @@ def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[i
     on its selected pairs only; its shape indices are then traced instead of static numpy arrays.
     """
     scale = model.shape_scale.astype(xw.dtype)
-    radius = None if caps is None else shape_bounding_radius(model, xw.dtype)
+    culled = caps is not None and any(c < len(g.shape_a) for c, g in zip(caps, groups, strict=True))
+    radius = shape_bounding_radius(model, xw.dtype) if culled else None
     parts, sa_all, sb_all, sels = [], [], [], []
     for i, g in enumerate(groups):
         key = (g.type_a, g.type_b)
