@@ -18,11 +18,13 @@ pose is lowered and compiled first; XLA's ``memory_analysis()`` of the executabl
 memory (temporaries + outputs + arguments). Above ``--max-gb`` the run is skipped and the estimate is
 printed (mesh narrow phases are ``O(V·T)`` per pair); otherwise the wall time per world is measured.
 The jaxart rows are: the default pair capacities (small groups in full) and ``--pair-capacity`` for
-every group (the broad phase culls to that many pairs per shape-type group). MJX runs its collision
-stage only (``mujoco.mjx._src.collision_driver.collision`` after ``mjx.kinematics``) on the MJCF's
-``MjModel`` or, for URDF models, on ``SolverMuJoCo``'s conversion of the same jaxart model; the ratio
-columns divide jaxart's figure by MJX's (< 1: jaxart uses less). A model whose collide raises
-``NotImplementedError`` (e.g. height-field pairs before jaxart supports them) is reported and skipped.
+every group (the broad phase culls to that many pairs per shape-type group); ``dropped`` is the
+overflow of the benchmarked pose (overlapping pairs plus active contacts that did not fit, world 0).
+MJX runs its collision stage only (``mujoco.mjx._src.collision_driver.collision`` after
+``mjx.kinematics``) on the MJCF's ``MjModel`` or, for URDF models, on ``SolverMuJoCo``'s conversion of
+the same jaxart model; the ratio columns divide jaxart's figure by MJX's (< 1: jaxart uses less). A
+model whose collide raises ``NotImplementedError`` (e.g. height-field pairs before jaxart supports them)
+is reported and skipped.
 Compile times are trace + XLA; timings need a quiet machine.
 """
 
@@ -43,7 +45,7 @@ import numpy as np
 from common import compile_timed, mjx_humanoid_path, print_table, time_call
 
 import jaxart
-from jaxart.collision import collide, default_capacity
+from jaxart.collision import collide_with_stats, default_capacity
 
 ROBOTS = {"panda": "panda_description/urdf/panda.urdf",
           "allegro_hand": "allegro_hand_description/urdf/allegro_right_hand.urdf"}
@@ -134,19 +136,19 @@ def _memory(compiled) -> float:
 
 
 def _measure(fn, args, max_bytes: float):
-    """(bytes, µs per call or nan when skipped, compile s) of ``jax.jit(fn)`` on ``args``."""
+    """(bytes, µs per call or nan when skipped, compile s, first output or None) of ``jax.jit(fn)`` on ``args``."""
     seconds, compiled = compile_timed(jax.jit(fn), *args)
     mem = _memory(compiled)
     if mem > max_bytes:
-        return mem, math.nan, seconds
+        return mem, math.nan, seconds, None
     t0 = time.perf_counter()
-    jax.block_until_ready(compiled(*args))
+    out = jax.block_until_ready(compiled(*args))
     once = time.perf_counter() - t0
     if once > SLOW_CALL_S:  # one more call is the measurement (the first may include one-time setup)
         t0 = time.perf_counter()
         jax.block_until_ready(compiled(*args))
-        return mem, (time.perf_counter() - t0) * 1e6, seconds
-    return mem, time_call(compiled, *args, repeat=3) * 1e6, seconds
+        return mem, (time.perf_counter() - t0) * 1e6, seconds, out
+    return mem, time_call(compiled, *args, repeat=3) * 1e6, seconds, out
 
 
 def jaxart_rows(name: str, model, batch: int, pair_capacity, max_bytes: float) -> list[list]:
@@ -161,16 +163,18 @@ def jaxart_rows(name: str, model, batch: int, pair_capacity, max_bytes: float) -
             return []
 
         def fn(q, pc=pc):
-            return collide(model, state.replace(body_q=q), pair_capacity=pc, overflow_warning=False)
+            return collide_with_stats(model, state.replace(body_q=q), pair_capacity=pc, overflow_warning=False)
 
         try:
-            mem, us, comp = _measure(jax.vmap(fn), (body_q,), max_bytes)
+            mem, us, comp, out = _measure(jax.vmap(fn), (body_q,), max_bytes)
         except Exception as e:  # noqa: BLE001 - XLA out-of-memory and friends are reported, not fatal
             print(f"  skip {name} (jaxart {label}, batch {batch}): {type(e).__name__}: {str(e)[:160]}", flush=True)
             continue
         if math.isnan(us):
             print(f"  {name} jaxart {label} batch {batch}: estimate {mem / GB:.2f} GB above the limit; not run")
-        rows.append([name, f"jaxart {label}", batch, rows_n, mem / 2**20, mem / batch / 2**10, us / batch, comp])
+        dropped = math.nan if out is None else int(out[1].overflow[0])
+        rows.append([name, f"jaxart {label}", batch, rows_n, mem / 2**20, mem / batch / 2**10, us / batch, comp,
+                     dropped])
         print("  done:", rows[-1], flush=True)
     return rows
 
@@ -186,13 +190,14 @@ def mjx_row(name: str, mj, batch: int, max_bytes: float) -> list | None:
         mx = mjx.put_model(mj)
         d0 = jax.jit(lambda: mjx.kinematics(mx, mjx.make_data(mx)))()
         dx = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), d0)
-        mem, us, comp = _measure(jax.vmap(lambda d: collision_driver.collision(mx, d)), (dx,), max_bytes)
+        mem, us, comp, _ = _measure(jax.vmap(lambda d: collision_driver.collision(mx, d)), (dx,), max_bytes)
     except Exception as e:  # noqa: BLE001 - unsupported geometry pairs, out of memory: reported
         print(f"  skip {name} (MJX, batch {batch}): {type(e).__name__}: {str(e)[:160]}", flush=True)
         return None
     if math.isnan(us):
         print(f"  {name} MJX batch {batch}: estimate {mem / GB:.2f} GB above the limit; not run")
-    row = [name, "mjx collision", batch, int(d0._impl.ncon), mem / 2**20, mem / batch / 2**10, us / batch, comp]
+    row = [name, "mjx collision", batch, int(d0._impl.ncon), mem / 2**20, mem / batch / 2**10, us / batch, comp,
+           math.nan]
     print("  done:", row, flush=True)
     return row
 
@@ -222,7 +227,7 @@ def main() -> None:
                 ratio = [r[5] / ref[5], r[6] / ref[6]] if ref and r is not ref else [math.nan, math.nan]
                 rows.append(r + ratio)
     header = ["model", "system", "batch", "contact rows", "memory MiB", "KiB/world", "µs/world", "compile s",
-              "mem vs mjx", "time vs mjx"]
+              "dropped", "mem vs mjx", "time vs mjx"]
     print_table("collision detection only: compiled working memory (temp + output + arguments) and time per world "
                 "(nan: not run)", header, rows)
 
