@@ -14,9 +14,22 @@ cylinder–box, cylinder–cylinder, cylinder–mesh (8, feature-based: vertices
 points tested exactly, edge–edge crossings missed). Meshes are treated as convex. Any other
 combination (ellipsoid or cone against anything but a plane, cone–plane, height fields) raises
 ``NotImplementedError`` naming the shapes; plane–plane never collides.
+
+Broad phase (:mod:`jaxart.collision.broad`): groups of many candidate pairs run the narrow phase only
+on their ``pair_capacity`` closest pairs per step (bounding volumes of :mod:`jaxart.collision.bounds`);
+dropped overlapping pairs and contacts are counted by :func:`collide_with_stats` and reported by a
+:class:`CollisionOverflowWarning`.
 """
 
-from jaxart.collision.collide import NARROW_PHASE, collide, default_capacity, shape_world_transforms
+from jaxart.collision.bounds import shape_bounding_radius
+from jaxart.collision.broad import default_pair_capacity, pair_capacities
+from jaxart.collision.collide import (
+    NARROW_PHASE,
+    collide,
+    collide_with_stats,
+    default_capacity,
+    shape_world_transforms,
+)
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.geometry import NarrowResult
 from jaxart.collision.narrow_box import box_box
@@ -40,9 +53,12 @@ from jaxart.collision.narrow_plane import (
     plane_sphere,
 )
 from jaxart.collision.pairs import PairGroup, candidate_pairs, group_pairs, groups_collide, pair_groups
+from jaxart.collision.stats import CollideStats, CollisionOverflowWarning
 
 __all__ = [
     "NARROW_PHASE",
+    "CollideStats",
+    "CollisionOverflowWarning",
     "Contacts",
     "NarrowResult",
     "PairGroup",
@@ -54,13 +70,16 @@ __all__ = [
     "capsule_cylinder",
     "capsule_mesh",
     "collide",
+    "collide_with_stats",
     "cylinder_box",
     "cylinder_cylinder",
     "cylinder_mesh",
     "default_capacity",
+    "default_pair_capacity",
     "group_pairs",
     "mesh_mesh",
     "groups_collide",
+    "pair_capacities",
     "pair_groups",
     "plane_box",
     "plane_capsule",
@@ -68,6 +87,7 @@ __all__ = [
     "plane_ellipsoid",
     "plane_mesh",
     "plane_sphere",
+    "shape_bounding_radius",
     "shape_world_transforms",
     "sphere_box",
     "sphere_capsule",

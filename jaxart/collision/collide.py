@@ -7,9 +7,15 @@ Semantics (Newton 1.8):
 * **gap** (``Model.shape_gap``) is the detection distance: a contact is ``active`` when
   ``separation < gap_a + gap_b`` (Newton writes a contact when ``d < gap_a + gap_b``). Passing
   ``gap=`` to :func:`collide` replaces that per-pair sum by one scalar for all pairs.
-* **capacity** defaults to the total number of narrow-phase slots of all candidate pairs (static,
-  every contact fits). A smaller capacity keeps the deepest active contacts (smallest
-  separation, ``lax.top_k``); a larger one pads with inactive rows.
+* **pair capacity** (broad phase, :mod:`jaxart.collision.broad`): per ``(type_a, type_b)`` group at
+  most ``pair_capacity`` pairs run the narrow phase each step, the ones whose bounding volumes are
+  closest; by default small groups run in full and groups of many candidate pairs are culled.
+* **capacity** defaults to the total number of narrow-phase slots of the evaluated pairs (static,
+  every contact of the evaluated pairs fits). A smaller capacity keeps the deepest active contacts
+  (smallest separation, ``lax.top_k``); a larger one pads with inactive rows.
+* **overflow**: overlapping pairs beyond a group's pair capacity and active contacts beyond
+  ``capacity`` are counted (:func:`collide_with_stats`) and reported by a run-time
+  :class:`~jaxart.collision.CollisionOverflowWarning`.
 
 Differentiability: distances and points are smooth functions of the body poses within each
 contact configuration (which face, which vertex, which SAT axis); the discrete choices are made
@@ -31,9 +37,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxart.collision import narrow_box, narrow_convex, narrow_cylinder, narrow_mesh, narrow_plane
+from jaxart.collision import broad, narrow_box, narrow_convex, narrow_cylinder, narrow_mesh, narrow_plane
+from jaxart.collision.bounds import shape_bounding_radius
+from jaxart.collision.broad import pair_capacities
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.pairs import PairGroup, pair_groups
+from jaxart.collision.stats import CollideStats, report_overflow
 from jaxart.math.static_index import take_rows
 from jaxart.math.transform import transform_mul
 from jaxart.sim.enums import GeoType
@@ -132,84 +141,142 @@ def _mesh_arrays(model, shapes: np.ndarray, dtype):
     return jnp.asarray(v_out, dtype), jnp.asarray(mask), jnp.asarray(t_out)
 
 
-def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...]):
-    """Run every group's narrow phase; return flat results and the static shape indices."""
+def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[int, ...] | None = None, gap=None):
+    """Run every group's narrow phase; return flat results, the shape indices and the broad-phase selections.
+
+    A group whose pair capacity (``caps``, :mod:`jaxart.collision.broad`) is below its pair count runs
+    on its selected pairs only; its shape indices are then traced instead of static numpy arrays.
+    """
     scale = model.shape_scale.astype(xw.dtype)
-    parts, sa_all, sb_all = [], [], []
-    for g in groups:
+    culled = caps is not None and any(c < len(g.shape_a) for c, g in zip(caps, groups, strict=True))
+    radius = shape_bounding_radius(model, xw.dtype) if culled else None
+    parts, sa_all, sb_all, sels = [], [], [], []
+    for i, g in enumerate(groups):
         key = (g.type_a, g.type_b)
         if key in NEVER_COLLIDE:
             continue
         fn = NARROW_PHASE[key]
+        sel = _select(model, xw, radius, g, None if caps is None else caps[i], gap)
+        if sel is not None:
+            sels.append(sel)
+            if sel.index.shape[0] == 0:
+                continue
         args = [take_rows(x, shapes) for shapes in (g.shape_a, g.shape_b) for x in (xw, scale)]
         for t, shapes in ((g.type_a, g.shape_a), (g.type_b, g.shape_b)):
             if t in _MESH_TYPES:
                 args.extend(_mesh_arrays(model, shapes, xw.dtype))
+        if sel is not None:
+            args = broad.take_selected(args, sel)
         with jax.named_scope(f"narrow_{G(g.type_a).name.lower()}_{G(g.type_b).name.lower()}"):
             res = jax.vmap(fn)(*args)
+        if sel is not None:
+            res = res._replace(valid=res.valid & sel.keep[:, None])
         k = res.dist.shape[1]
         parts.append(tuple(jnp.reshape(r, (-1, *r.shape[2:])) for r in res))
-        sa_all.append(np.repeat(g.shape_a, k))
-        sb_all.append(np.repeat(g.shape_b, k))
+        sa_all.append(_slot_shapes(g.shape_a, k, sel))
+        sb_all.append(_slot_shapes(g.shape_b, k, sel))
     if not parts:
-        return None, np.zeros(0, np.int32), np.zeros(0, np.int32)
+        return None, np.zeros(0, np.int32), np.zeros(0, np.int32), sels
     flat = tuple(jnp.concatenate(p, axis=0) for p in zip(*parts, strict=True))
-    return flat, np.concatenate(sa_all).astype(np.int32), np.concatenate(sb_all).astype(np.int32)
+    cat = np.concatenate if all(isinstance(x, np.ndarray) for x in sa_all) else jnp.concatenate
+    return flat, cat(sa_all).astype(np.int32), cat(sb_all).astype(np.int32), sels
 
 
-def default_capacity(model) -> int:
-    """Contact rows ``collide`` returns by default: the narrow-phase slots of all candidate pairs.
+def _select(model, xw, radius, g: PairGroup, cap: int | None, gap):
+    """The group's broad-phase selection, or ``None`` when all its pairs are evaluated."""
+    if cap is None or cap >= len(g.shape_a):
+        return None
+    thresh = broad.pair_threshold(model, g, xw.dtype, gap)
+    with jax.named_scope(f"broad_{G(g.type_a).name.lower()}_{G(g.type_b).name.lower()}"):
+        return broad.select_pairs(model, xw, radius, g, cap, thresh)
 
-    Static (computed from the topology and mesh sizes without running anything); use it to
-    preallocate solver buffers. Raises ``NotImplementedError`` like :func:`collide`.
+
+def _slot_shapes(shapes: np.ndarray, k: int, sel):
+    """Shape index of every slot: static when the group is evaluated in full, else gathered."""
+    if sel is None:
+        return np.repeat(shapes, k)
+    return jnp.repeat(jnp.asarray(shapes)[sel.index], k)
+
+
+def default_capacity(model, *, pair_capacity=None) -> int:
+    """Contact rows ``collide`` returns by default: the narrow-phase slots of all evaluated pairs.
+
+    A group evaluated in full contributes all its pairs' slots, a culled group its pair capacity's
+    (see :mod:`jaxart.collision.broad`). Static (computed from the topology and mesh sizes without
+    running anything); use it to preallocate solver buffers. Raises like :func:`collide`.
     """
     groups = pair_groups(model.topology)
     _check_supported(model, groups)
+    caps = pair_capacities(groups, pair_capacity)
     body_q = jax.ShapeDtypeStruct((model.body_count, 7), model.shape_scale.dtype)
-    out = jax.eval_shape(lambda q: _narrow(model, shape_world_transforms(model, q), groups)[0], body_q)
+    out = jax.eval_shape(lambda q: _narrow(model, shape_world_transforms(model, q), groups, caps)[0], body_q)
     return 0 if out is None else int(out[0].shape[0])
 
 
-def collide(model, state, *, capacity: int | None = None, gap: float | None = None) -> Contacts:
+def collide(model, state, *, capacity: int | None = None, gap: float | None = None, pair_capacity=None,
+            overflow_warning: bool = True) -> Contacts:
     """Detect rigid contacts between the model's shapes at ``state.body_q``.
 
     Jittable (the model's topology is static), ``vmap``-able over a batch of states and
     differentiable with respect to body poses and shape parameters (see the module docstring for
-    the gradient semantics and the margin/gap rules).
+    the gradient semantics and the margin/gap rules). :func:`collide_with_stats` also returns the
+    overflow counts.
 
     Args:
         model: The :class:`~jaxart.Model`.
         state: A :class:`~jaxart.State` (only ``body_q`` is read).
-        capacity: Number of contact rows; default = all narrow-phase slots of all candidate pairs.
-            Smaller keeps the deepest active contacts.
+        capacity: Number of contact rows (Newton's ``rigid_contact_max``, per world); default = all
+            narrow-phase slots of the evaluated pairs. Smaller keeps the deepest active contacts.
         gap: Detection threshold [m] replacing ``shape_gap[a] + shape_gap[b]`` for every pair.
+        pair_capacity: Broad-phase pairs evaluated per ``(type_a, type_b)`` group and step: ``None``
+            (defaults of :mod:`jaxart.collision.broad`: small groups in full, large ones culled), an
+            int for every group (a large int turns culling off), or a mapping ``{(GeoType, GeoType): int}``.
+        overflow_warning: Emit a :class:`~jaxart.collision.CollisionOverflowWarning` at run time when
+            overlapping pairs or active contacts are dropped (only compiled in when a group is culled or
+            ``capacity`` is below the slot count; under ``vmap`` one host callback per batch).
 
     Returns:
-        A :class:`Contacts` with ``capacity`` rows.
+        A :class:`Contacts` with ``capacity`` rows (``slot_bodies`` is ``None`` when pairs are culled or
+        rows cut: the rows' bodies then change from step to step).
 
     Raises:
         NotImplementedError: A candidate pair has no narrow-phase function (e.g. ellipsoid–box).
-        ValueError: ``capacity`` is negative.
+        ValueError: ``capacity`` or a pair capacity is negative.
+        TypeError: ``pair_capacity`` has the wrong type.
+    """
+    return collide_with_stats(model, state, capacity=capacity, gap=gap, pair_capacity=pair_capacity,
+                              overflow_warning=overflow_warning)[0]
+
+
+def collide_with_stats(model, state, *, capacity: int | None = None, gap: float | None = None, pair_capacity=None,
+                       overflow_warning: bool = True) -> tuple[Contacts, CollideStats]:
+    """:func:`collide` plus the :class:`~jaxart.collision.CollideStats` of the call (same arguments).
+
+    Returns:
+        ``(contacts, stats)``: ``stats.overflow > 0`` means pairs or contacts were dropped.
     """
     if capacity is not None and int(capacity) < 0:
         raise ValueError(f"collide: capacity must be >= 0, got {capacity}")
     groups = pair_groups(model.topology)
     _check_supported(model, groups)
+    caps = pair_capacities(groups, pair_capacity)
     body_q = state.body_q
     dtype = body_q.dtype
     with jax.named_scope("collide"):
         xw = shape_world_transforms(model, body_q)
-        flat, sa, sb = _narrow(model, xw, groups)
+        flat, sa, sb, sels = _narrow(model, xw, groups, caps, gap)
         n = len(sa)
         cap = n if capacity is None else int(capacity)
         if n == 0:
-            return Contacts.empty(cap, dtype)
+            return Contacts.empty(cap, dtype), _stats(sels, jnp.zeros((), jnp.int32), cap, overflow_warning, False)
         dist, point, normal, valid = flat
         margin = model.shape_margin.astype(dtype)
         sep = dist - margin[sa] - margin[sb]
         thresh = (model.shape_gap.astype(dtype)[sa] + model.shape_gap.astype(dtype)[sb]) if gap is None else gap
         active = valid & (sep < thresh)
         shape_body = np.asarray(model.topology.shape_body)
+        static_rows = isinstance(sa, np.ndarray)
+        body_of = (lambda s: shape_body[s]) if static_rows else (lambda s: jnp.asarray(shape_body, jnp.int32)[s])
         out = Contacts(
             point=point,
             point_a=point - 0.5 * dist[:, None] * normal,
@@ -218,16 +285,30 @@ def collide(model, state, *, capacity: int | None = None, gap: float | None = No
             separation=sep,
             shape_a=jnp.asarray(sa),
             shape_b=jnp.asarray(sb),
-            body_a=jnp.asarray(shape_body[sa], jnp.int32),
-            body_b=jnp.asarray(shape_body[sb], jnp.int32),
+            body_a=jnp.asarray(body_of(sa), jnp.int32),
+            body_b=jnp.asarray(body_of(sb), jnp.int32),
             active=active,
         )
         out = _fit_capacity(out, cap)
-        if cap >= n:  # every row keeps its static shape pair
+        if cap >= n and static_rows:  # every row keeps its static shape pair
             pad = (-1,) * (cap - n)
             out = out.replace(slot_bodies=(tuple(int(b) for b in shape_body[sa]) + pad,
                                            tuple(int(b) for b in shape_body[sb]) + pad))
-        return out
+        return out, _stats(sels, jnp.sum(active, dtype=jnp.int32), cap, overflow_warning, cap < n)
+
+
+def _stats(sels, n_active, cap: int, warn: bool, cut: bool) -> CollideStats:
+    """Overflow counts; the run-time warning is compiled in only when something can overflow."""
+    zero = jnp.zeros((), jnp.int32)
+    stats = CollideStats(
+        pairs_overlapping=sum((s.overlapping for s in sels), zero),
+        pair_overflow=sum((s.overflow for s in sels), zero),
+        contacts_active=n_active,
+        contact_overflow=jnp.maximum(n_active - cap, 0) if cut else zero,
+    )
+    if warn and (sels or cut):
+        report_overflow(stats)
+    return stats
 
 
 def _fit_capacity(c: Contacts, cap: int) -> Contacts:

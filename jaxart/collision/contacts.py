@@ -27,9 +27,9 @@ class Contacts:
         body_a, body_b: ``(c,)`` int32 owning bodies (−1 for static shapes and unused rows).
         active: ``(c,)`` bool: a real contact with ``separation < gap`` (see ``collide``).
         slot_bodies: Static ``(body_a, body_b)`` tuples of ints when the rows' bodies are known at
-            trace time (``collide`` without a capacity cut: every row belongs to a fixed shape pair),
-            else ``None``. Part of the tree structure, not a leaf: consumers use it to sum per-body
-            wrenches with static gathers instead of scatters.
+            trace time (``collide`` without a capacity cut or broad-phase culling: every row belongs
+            to a fixed shape pair), else ``None``. Part of the tree structure, not a leaf: consumers
+            use it to sum per-body wrenches with static gathers instead of scatters.
     """
 
     point: jax.Array
