@@ -19,6 +19,7 @@ combination (ellipsoid or cone against anything but a plane, cone–plane, heigh
 from jaxart.collision.collide import NARROW_PHASE, collide, default_capacity, shape_world_transforms
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.geometry import NarrowResult
+from jaxart.collision.hull_geometry import stack_hulls
 from jaxart.collision.narrow_box import box_box
 from jaxart.collision.narrow_convex import (
     capsule_box,
@@ -74,4 +75,5 @@ __all__ = [
     "sphere_cylinder",
     "sphere_mesh",
     "sphere_sphere",
+    "stack_hulls",
 ]

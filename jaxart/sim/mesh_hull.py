@@ -1,0 +1,170 @@
+"""Convex hulls of collision meshes, computed once per :class:`~jaxart.sim.builder_shapes.Mesh` (host numpy).
+
+Every MESH / CONVEX_MESH shape collides through the convex hull of its vertices, as in MuJoCo.
+The hull is computed with Qhull (``scipy.spatial.ConvexHull``) using MuJoCo's options: with a
+vertex cap ``maxhullvert = n`` Qhull stops after adding ``n`` vertices (option ``TA<n-4>``), so
+the hull is an inner approximation spanned by ``n`` of the mesh's points (Qhull adds the farthest
+point first); ``-1`` means no limit. Coplanar hull triangles are merged into convex polygons.
+
+Tables (all in the mesh frame, before ``shape_scale``):
+
+* ``vertices`` ``(H, 3)`` [m]: hull vertices.
+* ``planes`` ``(F, 4)``: outward unit face normal and offset ``d`` [m] (``n · x <= d`` inside).
+* ``faces`` ``(F, P)`` int: vertex indices of each face polygon, counter-clockwise about its
+  normal; shorter polygons repeat their last vertex.
+* ``edges`` ``(E, 4)`` int: the two vertex indices of each hull edge and its two adjacent faces.
+
+A mesh is reported **non-convex** when its enclosed volume is below ``CONVEX_VOLUME_RATIO`` of the
+hull's (closed meshes) or a vertex lies inside the hull by more than ``CONVEX_TOL`` of the hull's
+size: collision then uses the hull, which fills the mesh's cavities.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+#: Default hull vertex cap (see :data:`DEFAULT_MAXHULLVERT`'s use in ``Mesh``).
+DEFAULT_MAXHULLVERT = 32
+#: Volume ratio (mesh / hull) below which a closed mesh is reported non-convex.
+CONVEX_VOLUME_RATIO = 0.98
+#: Relative depth (of the hull's bounding-box diagonal) of a vertex inside the hull that marks a mesh non-convex.
+CONVEX_TOL = 1e-4
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class HullTables:
+    """Convex hull of a mesh as static tables (see the module docstring for shapes and frames).
+
+    Attributes:
+        vertices: ``(H, 3)`` hull vertices [m], mesh frame.
+        planes: ``(F, 4)`` outward unit normals and offsets [m] of the face planes.
+        faces: ``(F, P)`` int32 counter-clockwise vertex indices of each face polygon (padded by
+            repeating the last vertex).
+        edges: ``(E, 4)`` int32 ``(vertex 0, vertex 1, face 0, face 1)`` of each hull edge.
+        convex: Whether the mesh itself is convex (its hull adds no volume and hides no vertex).
+        volume_ratio: Mesh volume / uncapped hull volume (``nan`` when the mesh is not closed).
+        capped: Whether ``maxhullvert`` removed hull vertices.
+    """
+
+    vertices: np.ndarray
+    planes: np.ndarray
+    faces: np.ndarray
+    edges: np.ndarray
+    convex: bool
+    volume_ratio: float
+    capped: bool
+
+    def describe(self) -> str:
+        """A short human-readable summary (for import reports)."""
+        vol = "" if not np.isfinite(self.volume_ratio) else f", mesh/hull volume {self.volume_ratio:.2f}"
+        return f"{len(self.vertices)} hull vertices, {len(self.planes)} faces{vol}"
+
+
+def _qhull(points: np.ndarray, maxhullvert: int):
+    from scipy.spatial import ConvexHull
+
+    opts = "Qt" if maxhullvert < 0 else f"Qt TA{maxhullvert - 4}"
+    try:
+        return ConvexHull(points, qhull_options=opts)
+    except Exception as e:  # noqa: BLE001 - scipy raises QhullError (flat or degenerate point sets)
+        raise ValueError(f"convex hull: Qhull failed ({type(e).__name__}: {str(e).splitlines()[0]}); the mesh "
+                         "vertices must span a volume") from None
+
+
+def _merge_coplanar(eq: np.ndarray, size: float) -> np.ndarray:
+    """Face-group label of each hull triangle (triangles on one plane share a label)."""
+    labels = -np.ones(len(eq), np.int64)
+    reps: list[int] = []
+    for t in range(len(eq)):
+        for g, r in enumerate(reps):
+            if np.dot(eq[t, :3], eq[r, :3]) > 1.0 - 1e-9 and abs(eq[t, 3] - eq[r, 3]) < 1e-9 * size:
+                labels[t] = g
+                break
+        else:
+            labels[t] = len(reps)
+            reps.append(t)
+    return labels
+
+
+def _polygon(points: np.ndarray, ids: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """Vertex ids of a convex planar polygon sorted counter-clockwise about ``normal``."""
+    p = points[ids]
+    c = p.mean(axis=0)
+    u = p[0] - c
+    u = u / max(np.linalg.norm(u), 1e-300)
+    v = np.cross(normal, u)
+    ang = np.arctan2((p - c) @ v, (p - c) @ u)
+    return ids[np.argsort(ang)]
+
+
+def _tables(points: np.ndarray, hull) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hull vertices, merged face planes, face polygons and edges (indices into the hull vertices)."""
+    size = float(np.linalg.norm(np.ptp(points[hull.vertices], axis=0)))
+    labels = _merge_coplanar(hull.equations, size)
+    nf = int(labels.max()) + 1
+    remap = -np.ones(len(points), np.int64)
+    remap[hull.vertices] = np.arange(len(hull.vertices))
+    verts = points[hull.vertices]
+    planes = np.zeros((nf, 4))
+    polys = []
+    for g in range(nf):
+        tri = np.nonzero(labels == g)[0]
+        n = hull.equations[tri].mean(axis=0)[:3]
+        n = n / np.linalg.norm(n)
+        ids = np.unique(remap[hull.simplices[tri]].ravel())
+        planes[g] = np.concatenate([n, [np.max(verts[ids] @ n)]])
+        polys.append(_polygon(verts, ids, n))
+    p_max = max(len(p) for p in polys)
+    faces = np.array([np.concatenate([p, np.full(p_max - len(p), p[-1])]) for p in polys], np.int32)
+    edges = {}
+    for t, simplex in enumerate(hull.simplices):
+        for k in range(3):
+            other = hull.neighbors[t][(k + 2) % 3]  # neighbour opposite vertex (k+2) shares edge (k, k+1)
+            a, b = sorted((int(remap[simplex[k]]), int(remap[simplex[(k + 1) % 3]])))
+            fa, fb = int(labels[t]), int(labels[other])
+            if fa != fb and (a, b) not in edges:
+                edges[(a, b)] = (a, b, fa, fb)
+    return verts, planes, faces, np.array(list(edges.values()), np.int32).reshape(-1, 4)
+
+
+def _mesh_volume(vertices: np.ndarray, indices: np.ndarray) -> float:
+    """Enclosed volume of a closed triangle mesh (``nan`` when open or without triangles)."""
+    if len(indices) == 0:
+        return float("nan")
+    e = np.sort(np.concatenate([indices[:, [0, 1]], indices[:, [1, 2]], indices[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(e, axis=0, return_counts=True)
+    if np.any(counts != 2):
+        return float("nan")
+    a, b, c = (vertices[indices[:, k]] for k in range(3))
+    return abs(float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0)
+
+
+def convex_hull_tables(vertices: np.ndarray, indices: np.ndarray, maxhullvert: int) -> HullTables:
+    """Hull tables of a mesh (see the module docstring).
+
+    Args:
+        vertices: ``(v, 3)`` mesh vertices [m].
+        indices: ``(t, 3)`` triangle indices (used only for the volume in the convexity report).
+        maxhullvert: Hull vertex cap (> 3), or −1 for no cap.
+
+    Returns:
+        The :class:`HullTables`.
+
+    Raises:
+        ValueError: ``maxhullvert`` is not −1 or > 3, or the vertices are flat / degenerate.
+    """
+    maxhullvert = int(maxhullvert)
+    if maxhullvert != -1 and maxhullvert < 4:
+        raise ValueError(f"convex hull: maxhullvert must be -1 (no limit) or > 3, got {maxhullvert}")
+    pts = np.asarray(vertices, np.float64)
+    full = _qhull(pts, -1)
+    size = float(np.linalg.norm(np.ptp(pts, axis=0)))
+    depth = np.max(pts @ full.equations[:, :3].T + full.equations[:, 3], axis=1)  # ≤ 0 inside
+    ratio = _mesh_volume(pts, np.asarray(indices).reshape(-1, 3)) / full.volume
+    convex = bool(np.all(depth > -CONVEX_TOL * size) and not (ratio < CONVEX_VOLUME_RATIO))
+    capped = maxhullvert != -1 and len(full.vertices) > maxhullvert
+    hull = _qhull(pts, maxhullvert) if capped else full
+    verts, planes, faces, edges = _tables(pts, hull)
+    return HullTables(verts, planes, faces, edges, convex, float(ratio), bool(capped))
