@@ -130,9 +130,14 @@ def _tables(points: np.ndarray, hull) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def _mesh_volume(vertices: np.ndarray, indices: np.ndarray) -> float:
-    """Enclosed volume of a closed triangle mesh (``nan`` when open or without triangles)."""
+    """Enclosed volume of a closed triangle mesh (``nan`` when open or without triangles).
+
+    Coincident vertices are merged first (STL files store every triangle's corners separately).
+    """
     if len(indices) == 0:
         return float("nan")
+    vertices, inverse = np.unique(vertices, axis=0, return_inverse=True)
+    indices = inverse.reshape(-1)[indices]
     e = np.sort(np.concatenate([indices[:, [0, 1]], indices[:, [1, 2]], indices[:, [2, 0]]]), axis=1)
     _, counts = np.unique(e, axis=0, return_counts=True)
     if np.any(counts != 2):
