@@ -125,7 +125,8 @@ def hull_closest(p: jnp.ndarray, h: Hull) -> tuple[jnp.ndarray, jnp.ndarray, jnp
     size = jnp.max(jnp.abs(h.verts))
     side = jnp.einsum("fpk,fk->fp", jnp.cross(jnp.roll(polys, -1, axis=1) - polys, q[:, None, :] - polys),
                       h.normals)
-    in_face = (s > 0.0) & jnp.all(side >= -1e-12 * size * size, axis=1)
+    tol = 1e2 * float(jnp.finfo(p.dtype).eps) * size * size
+    in_face = (s > 0.0) & jnp.all(side >= -tol, axis=1)
     big = jnp.asarray(jnp.finfo(p.dtype).max, p.dtype)
     d_face = jnp.where(in_face, s, big)
     a, b = h.verts[h.edges[:, 0]], h.verts[h.edges[:, 1]]

@@ -111,7 +111,8 @@ def _candidates(ref_poly, n, offset, inc_poly, m, inc_offset, tol):
     pts_c = p0[:, None] + lam[..., None] * (p1 - p0)[:, None]
     ee = jnp.sum(e * e, -1)
     mu = jnp.einsum("ijk,jk->ij", pts_c - r0[None], e) / jnp.where(ee > 0.0, ee, 1.0)
-    ok_c = good & (lam >= 0.0) & (lam <= 1.0) & (mu >= -1e-9) & (mu <= 1.0 + 1e-9) & (ee[None] > 0.0)
+    slack = 1e3 * float(jnp.finfo(n.dtype).eps)
+    ok_c = good & (lam >= 0.0) & (lam <= 1.0) & (mu >= -slack) & (mu <= 1.0 + slack) & (ee[None] > 0.0)
     pts_c = pts_c.reshape(-1, 3)
     pts = jnp.concatenate([inc_poly, pts_b, pts_c])
     dist = jnp.concatenate([dist_a, t_b, pts_c @ n - offset])

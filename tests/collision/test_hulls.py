@@ -132,3 +132,46 @@ def test_collide_program_independent_of_raw_triangle_count():
     out = jax.jit(col.collide)(model, model.state())
     assert int(out.count) == 4  # the upper box rests on the lower one (0.001 deep)
     np.testing.assert_allclose(np.asarray(out.separation)[np.asarray(out.active)], -0.001, atol=1e-12)
+
+
+def robot_urdf(rel: str):
+    """``(builder, import result)`` of an ``example-robot-data`` URDF (skips when the package is missing)."""
+    import importlib.metadata
+    import os
+
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data (part of the test extra) is not installed")
+    share = os.path.abspath(str(dist.locate_file("cmeel.prefix/share")))
+    path = os.path.join(share, "example-robot-data", "robots", rel)
+    if not os.path.isfile(path):
+        pytest.skip(f"no URDF at {path}")
+    b = jaxart.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = b.add_urdf(path, package_dirs=[share])
+    return b, res
+
+
+#: Bound on XLA's temporary buffers for one ``collide`` of the Panda (mesh collision geometry: 29 mesh–mesh
+#: and 64 box–mesh candidate pairs). Measured 32 MB with 32-vertex hulls; colliding the raw triangles needed 3.9 GB.
+PANDA_COLLIDE_TEMP_BYTES = 128 * 2**20
+
+
+@pytest.mark.slow
+def test_panda_collide_memory_is_bounded_and_ur5_meshes_reported():
+    """The Panda's collision meshes collide through ≤ 32-vertex hulls in bounded memory; UR5's are reported."""
+    b, res = robot_urdf("panda_description/urdf/panda.urdf")
+    model = b.finalize(dtype=jnp.float64)
+    colliding = [m for s, m in enumerate(b.shape_source) if m is not None and b.shape_cfg[s].has_shape_collision]
+    assert len(colliding) == 9 and all(len(m.indices) >= 200 for m in colliding)
+    assert all(len(m.hull.vertices) == DEFAULT_MAXHULLVERT and m.hull.convex for m in colliding)
+    assert res["approximated"] == []  # Panda's collision meshes are convex
+    st = model.state()
+    compiled = jax.jit(lambda q: col.collide(model, st.replace(body_q=q))).lower(st.body_q).compile()
+    assert compiled.memory_analysis().temp_size_in_bytes < PANDA_COLLIDE_TEMP_BYTES
+    out = jax.jit(col.collide)(model, st)
+    assert np.all(np.isfinite(np.asarray(out.separation)))
+    _, res = robot_urdf("ur_description/urdf/ur5_robot.urdf")
+    assert len(res["approximated"]) == 7 and all("not convex" in n for n in res["approximated"])
