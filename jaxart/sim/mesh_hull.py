@@ -29,6 +29,8 @@ import numpy as np
 DEFAULT_MAXHULLVERT = 32
 #: Volume ratio (mesh / hull) below which a closed mesh is reported non-convex.
 CONVEX_VOLUME_RATIO = 0.98
+#: Tolerance under which two hull triangles count as coplanar (merged into one face polygon).
+COPLANAR_TOL = 1e-6
 #: Relative depth (of the hull's bounding-box diagonal) of a vertex inside the hull that marks a mesh non-convex.
 CONVEX_TOL = 1e-4
 
@@ -74,12 +76,16 @@ def _qhull(points: np.ndarray, maxhullvert: int):
 
 
 def _merge_coplanar(eq: np.ndarray, size: float) -> np.ndarray:
-    """Face-group label of each hull triangle (triangles on one plane share a label)."""
+    """Face-group label of each hull triangle (triangles on one plane share a label).
+
+    Planes agreeing to ``COPLANAR_TOL`` (normals: ``1 − n·m``; offsets: relative to the hull size)
+    are one face, so a mesh read from float32 data (STL) still gets its flat faces as polygons.
+    """
     labels = -np.ones(len(eq), np.int64)
     reps: list[int] = []
     for t in range(len(eq)):
         for g, r in enumerate(reps):
-            if np.dot(eq[t, :3], eq[r, :3]) > 1.0 - 1e-9 and abs(eq[t, 3] - eq[r, 3]) < 1e-9 * size:
+            if np.dot(eq[t, :3], eq[r, :3]) > 1.0 - COPLANAR_TOL and abs(eq[t, 3] - eq[r, 3]) < COPLANAR_TOL * size:
                 labels[t] = g
                 break
         else:

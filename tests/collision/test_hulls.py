@@ -134,7 +134,7 @@ def test_collide_program_independent_of_raw_triangle_count():
     np.testing.assert_allclose(np.asarray(out.separation)[np.asarray(out.active)], -0.001, atol=1e-12)
 
 
-def robot_urdf(rel: str):
+def robot_urdf(rel: str, **kwargs):
     """``(builder, import result)`` of an ``example-robot-data`` URDF (skips when the package is missing)."""
     import importlib.metadata
     import os
@@ -150,7 +150,7 @@ def robot_urdf(rel: str):
     b = jaxart.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        res = b.add_urdf(path, package_dirs=[share])
+        res = b.add_urdf(path, package_dirs=[share], **kwargs)
     return b, res
 
 
