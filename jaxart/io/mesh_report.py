@@ -23,6 +23,6 @@ def hull_notes(what: str, mesh: Mesh, *, mujoco_uncapped: bool = False) -> list[
         out.append(f"{what}: mesh is not convex ({h.describe()}); it collides through its convex hull "
                    "(split it into convex parts for concave contact)")
     if mujoco_uncapped and h.capped:
-        out.append(f"{what}: convex hull capped at {mesh.maxhullvert} vertices (MuJoCo: no cap; set "
+        out.append(f"{what}: convex hull capped at {len(h.vertices)} vertices (MuJoCo: no cap; set "
                    "<mesh maxhullvert> to choose)")
     return out

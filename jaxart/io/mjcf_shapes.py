@@ -32,7 +32,6 @@ from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType
 from jaxart.sim.heightfield import Heightfield
-from jaxart.sim.mesh_hull import DEFAULT_MAXHULLVERT
 
 GEOM_TYPES = {
     int(mujoco.mjtGeom.mjGEOM_PLANE): GeoType.PLANE,
@@ -62,7 +61,7 @@ def _scale(s: np.ndarray, geo: GeoType) -> tuple[float, float, float]:
 def _mesh(m, k: int, maxhullvert: int) -> Mesh:
     v0, nv = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
     f0, nf = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
-    cap = DEFAULT_MAXHULLVERT if maxhullvert == -1 else maxhullvert
+    cap = None if maxhullvert == -1 else maxhullvert  # MuJoCo's default (no cap): jaxart's default cap
     return Mesh(m.mesh_vert[v0:v0 + nv].astype(np.float64), m.mesh_face[f0:f0 + nf].astype(np.int64), maxhullvert=cap)
 
 
@@ -72,7 +71,7 @@ def import_meshes(m, maxhullvert: list[int]) -> dict[int, Mesh]:
     Args:
         m: Compiled model.
         maxhullvert: ``<mesh maxhullvert>`` of every MuJoCo mesh (−1 = MuJoCo's default, no cap;
-            jaxart then applies :data:`~jaxart.sim.mesh_hull.DEFAULT_MAXHULLVERT`).
+            jaxart then applies its default cap, ``Mesh(maxhullvert=None)``).
     """
     ids = {int(m.geom_dataid[g]) for g in range(m.ngeom) if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_MESH)}
     return {k: _mesh(m, k, maxhullvert[k]) for k in sorted(ids)}

@@ -52,7 +52,6 @@ from jaxart.io.urdf_geometry import add_link_shapes, check_primitive, load_mesh,
 from jaxart.io.urdf_parse import UrdfJoint, UrdfRobot, parse_robot
 from jaxart.io.urdf_tree import IDENTITY, check_tree, collapse_fixed, order_joints
 from jaxart.sim.enums import Axis, JointTargetMode, JointType
-from jaxart.sim.mesh_hull import DEFAULT_MAXHULLVERT
 from jaxart.sim.validate import as_transform, np_quat_between, np_quat_to_matrix, np_transform_mul
 
 _ONE_DOF = ("revolute", "continuous", "prismatic")
@@ -158,8 +157,8 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
         package_dirs: Folders searched for ``package://`` / ``model://`` packages and relative paths.
         strict: Raise ``ValueError`` instead of warning about elements that cannot be represented.
         label_prefix: Prefix ``"<prefix>/"`` for every created label (import a robot twice).
-        mesh_maxhullvert: Vertex cap of the convex hull every mesh collides through (−1 = no cap;
-            ``None`` = :data:`~jaxart.sim.mesh_hull.DEFAULT_MAXHULLVERT`).
+        mesh_maxhullvert: Vertex cap of the convex hull every mesh collides through (MuJoCo's
+            ``maxhullvert`` semantics; −1 = no cap; ``None`` = jaxart's default, see :mod:`jaxart.sim.mesh_hull`).
         **unsupported: Newton keywords jaxart does not implement (``collapse_massless_fixed_root``):
             ``NotImplementedError`` unless left at their defaults.
 
@@ -186,7 +185,7 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     opts = dict(hide_visuals=bool(hide_visuals), visuals_collide=bool(parse_visuals_as_colliders),
                 show_colliders=bool(force_show_colliders), ignore_inertial=bool(ignore_inertial_definitions),
                 drive_damping=joint_damping_mode == "drive", pos_vel=bool(force_position_velocity_actuation), up=up,
-                maxhullvert=DEFAULT_MAXHULLVERT if mesh_maxhullvert is None else mesh_maxhullvert)
+                maxhullvert=mesh_maxhullvert)
     dirs = [os.fspath(d) for d in (package_dirs or [])]
     what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
                                 scale=float(scale), prefix=label_prefix, opts=opts, package_dirs=dirs)

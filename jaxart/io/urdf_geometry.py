@@ -25,7 +25,6 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from jaxart.sim.builder_shapes import Mesh
-from jaxart.sim.mesh_hull import DEFAULT_MAXHULLVERT
 from jaxart.sim.validate import np_quat_between, np_transform_mul
 
 
@@ -71,7 +70,7 @@ def resolve_uri(uri: str, *, urdf_dir: str | None, package_dirs: list[str], what
     raise ValueError(f"{what}: file {uri!r} not found (tried {tried}){hint}")
 
 
-def load_mesh(path: str, scale: np.ndarray, *, what: str, maxhullvert: int = DEFAULT_MAXHULLVERT) -> Mesh:
+def load_mesh(path: str, scale: np.ndarray, *, what: str, maxhullvert: int | None = None) -> Mesh:
     """Load a mesh file with trimesh and bake ``scale`` (3,) into its vertices (``maxhullvert``: hull cap).
 
     Raises:

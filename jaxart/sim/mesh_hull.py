@@ -1,10 +1,24 @@
 """Convex hulls of collision meshes, computed once per :class:`~jaxart.sim.builder_shapes.Mesh` (host numpy).
 
 Every MESH / CONVEX_MESH shape collides through the convex hull of its vertices, as in MuJoCo.
-The hull is computed with Qhull (``scipy.spatial.ConvexHull``) using MuJoCo's options: with a
-vertex cap ``maxhullvert = n`` Qhull stops after adding ``n`` vertices (option ``TA<n-4>``), so
-the hull is an inner approximation spanned by ``n`` of the mesh's points (Qhull adds the farthest
-point first); ``-1`` means no limit. Coplanar hull triangles are merged into convex polygons.
+The hull is computed with Qhull (``scipy.spatial.ConvexHull``). Vertex caps (``maxhullvert``):
+
+* ``n > 3`` (MJCF ``<mesh maxhullvert>``, URDF ``mesh_maxhullvert``, ``Mesh(maxhullvert=n)``):
+  MuJoCo's semantics and options: Qhull stops after adding ``n`` vertices (option ``TA<n-4>``),
+  so the hull is the same inner approximation MuJoCo collides.
+* ``-1``: no cap (the full hull).
+* ``None`` (the default when nothing is authored): at most :data:`DEFAULT_MAXHULLVERT` vertices
+  chosen greedily: the six axis-extreme vertices, then repeatedly the mesh vertex farthest outside
+  the current hull. Qhull's early stop follows its own point order and leaves large regions out
+  (on the Panda's and UR5's collision meshes, 32 vertices leave mesh vertices up to 47 mm outside
+  the hull; the greedy choice of 32 leaves at most 6.7 mm, less than Qhull's 64 at 20 mm).
+
+Why 32 by default: a hull of ``V`` vertices has at most ``3V − 6`` edges and the polytope narrow
+phase tests every edge pair of two hulls (``narrow_hull``), so 32 vertices bound a mesh–mesh pair
+at 8,100 edge pairs (64 vertices: 34,596) — MJX likewise recommends small hulls — while the
+greedy 32-vertex hull stays within a few millimetres of robot link meshes (above).
+
+Coplanar hull triangles are merged into convex polygons.
 
 Tables (all in the mesh frame, before ``shape_scale``):
 
@@ -25,7 +39,7 @@ import dataclasses
 
 import numpy as np
 
-#: Default hull vertex cap (see :data:`DEFAULT_MAXHULLVERT`'s use in ``Mesh``).
+#: Hull vertex cap when none is authored (``maxhullvert=None``; greedy choice, see the module docstring).
 DEFAULT_MAXHULLVERT = 32
 #: Volume ratio (mesh / hull) below which a closed mesh is reported non-convex.
 CONVEX_VOLUME_RATIO = 0.98
@@ -152,13 +166,31 @@ def _mesh_volume(vertices: np.ndarray, indices: np.ndarray) -> float:
     return abs(float(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c)))) / 6.0)
 
 
-def convex_hull_tables(vertices: np.ndarray, indices: np.ndarray, maxhullvert: int) -> HullTables:
+def _greedy_vertices(pts: np.ndarray, full, cap: int) -> np.ndarray:
+    """Indices into ``pts`` of at most ``cap`` hull vertices chosen farthest-outside first."""
+    cand = full.vertices
+    p = pts[cand]
+    sel = list(dict.fromkeys(np.concatenate([np.argmax(p, axis=0), np.argmin(p, axis=0)]).tolist()))
+    while len(sel) < 4:  # a flat extreme set: add the vertex farthest from the chosen ones
+        sel.append(int(np.argmax(np.min(np.linalg.norm(p[:, None] - p[sel][None], axis=-1), axis=1))))
+    while len(sel) < cap:
+        h = _qhull(p[sel], -1)
+        out = np.max(p @ h.equations[:, :3].T + h.equations[:, 3], axis=1)
+        k = int(np.argmax(out))
+        if out[k] <= 0.0:
+            break
+        sel.append(k)
+    return cand[np.asarray(sel)]
+
+
+def convex_hull_tables(vertices: np.ndarray, indices: np.ndarray, maxhullvert: int | None) -> HullTables:
     """Hull tables of a mesh (see the module docstring).
 
     Args:
         vertices: ``(v, 3)`` mesh vertices [m].
         indices: ``(t, 3)`` triangle indices (used only for the volume in the convexity report).
-        maxhullvert: Hull vertex cap (> 3), or −1 for no cap.
+        maxhullvert: Hull vertex cap with MuJoCo's semantics (> 3), −1 for no cap, or ``None`` for
+            :data:`DEFAULT_MAXHULLVERT` vertices chosen greedily.
 
     Returns:
         The :class:`HullTables`.
@@ -166,16 +198,22 @@ def convex_hull_tables(vertices: np.ndarray, indices: np.ndarray, maxhullvert: i
     Raises:
         ValueError: ``maxhullvert`` is not −1 or > 3, or the vertices are flat / degenerate.
     """
-    maxhullvert = int(maxhullvert)
-    if maxhullvert != -1 and maxhullvert < 4:
-        raise ValueError(f"convex hull: maxhullvert must be -1 (no limit) or > 3, got {maxhullvert}")
+    if maxhullvert is not None and maxhullvert != -1 and int(maxhullvert) < 4:
+        raise ValueError(f"convex hull: maxhullvert must be None, -1 (no limit) or > 3, got {maxhullvert}")
     pts = np.asarray(vertices, np.float64)
     full = _qhull(pts, -1)
     size = float(np.linalg.norm(np.ptp(pts, axis=0)))
     depth = np.max(pts @ full.equations[:, :3].T + full.equations[:, 3], axis=1)  # ≤ 0 inside
     ratio = _mesh_volume(pts, np.asarray(indices).reshape(-1, 3)) / full.volume
     convex = bool(np.all(depth > -CONVEX_TOL * size) and not (ratio < CONVEX_VOLUME_RATIO))
-    capped = maxhullvert != -1 and len(full.vertices) > maxhullvert
-    hull = _qhull(pts, maxhullvert) if capped else full
+    cap = DEFAULT_MAXHULLVERT if maxhullvert is None else int(maxhullvert)
+    capped = cap != -1 and len(full.vertices) > cap
+    if not capped:
+        hull = full
+    elif maxhullvert is None:
+        sub = pts[_greedy_vertices(pts, full, cap)]
+        hull, pts = _qhull(sub, -1), sub
+    else:
+        hull = _qhull(pts, cap)
     verts, planes, faces, edges = _tables(pts, hull)
     return HullTables(verts, planes, faces, edges, convex, float(ratio), bool(capped))

@@ -154,3 +154,16 @@ def test_box_edge_crossing_cylinder_barrel():
         k = int(np.argmin(d))
         np.testing.assert_allclose(d[k], -0.01, atol=1e-6)
         np.testing.assert_allclose(np.asarray(res.normal)[k], [0.0, 0.0, 1.0], atol=1e-4)
+
+
+def test_cylinders_crossing_at_mid_length():
+    """Two cylinders crossing in an X (barrel on barrel, every rim point outside the other cylinder)."""
+    along_x = _tf(axis=(0.0, 1.0, 0.0), angle=np.pi / 2)
+    along_y = _tf((0.05, -0.1, 0.37), axis=(1.0, 0.0, 0.0), angle=np.pi / 2)
+    sa, sb = jnp.array([0.2, 0.6, 0.0]), jnp.array([0.18, 0.5, 0.0])
+    res = jax.jit(col.cylinder_cylinder)(along_x, sa, along_y, sb)
+    d = np.where(res.valid, res.dist, 9.0)
+    k = int(np.argmin(d))
+    np.testing.assert_allclose(d[k], 0.37 - 0.38, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(res.normal)[k], [0.0, 0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(np.asarray(res.point)[k], [0.05, 0.0, 0.195], atol=1e-12)  # over both axes

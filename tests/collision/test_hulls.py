@@ -51,9 +51,25 @@ def test_sphere_hull_caps_match_mujoco():
         # every hull vertex is a mesh vertex; every face plane bounds all hull vertices
         assert np.min(np.linalg.norm(h.vertices[:, None] - v[None], axis=-1), axis=1).max() < 1e-12
         assert np.max(h.vertices @ h.planes[:, :3].T - h.planes[:, 3]) < 1e-12
-    assert jaxart.Mesh(v, f).maxhullvert == DEFAULT_MAXHULLVERT
+    # default (nothing authored): DEFAULT_MAXHULLVERT vertices chosen greedily, closer than Qhull's early stop
+    default = jaxart.Mesh(v, f).hull
+    assert len(default.vertices) == DEFAULT_MAXHULLVERT and default.capped and _euler_ok(default)
+
+    def outside(h):
+        return np.max(v @ h.planes[:, :3].T - h.planes[:, 3], axis=1).max()
+
+    assert outside(default) < outside(jaxart.Mesh(v, f, maxhullvert=DEFAULT_MAXHULLVERT).hull)
     with pytest.raises(ValueError, match="maxhullvert"):
         jaxart.Mesh(v, f, maxhullvert=3)
+    # MJCF: an authored cap is MuJoCo's hull; MuJoCo's default (no cap) gets jaxart's default, reported
+    for cap, noted in ((20, False), (None, True)):
+        b = jaxart.ModelBuilder()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            res = b.add_mjcf(_mjcf(v, f, maxhullvert=cap))
+        hull = next(m for m in b.shape_source if m is not None).hull
+        assert len(hull.vertices) == (20 if cap else DEFAULT_MAXHULLVERT)
+        assert any("capped at 32 vertices" in n for n in res["approximated"]) == noted
 
 
 def test_fine_box_hull_is_the_box():
