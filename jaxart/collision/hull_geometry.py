@@ -37,8 +37,13 @@ class Hull(NamedTuple):
     edges: jnp.ndarray
 
 
-def scaled_hull(verts, vmask, planes, faces, edges, scale) -> Hull:
-    """The hull of mesh tables under the per-axis ``shape_scale`` ``(3,)`` (planes map by the inverse transpose)."""
+def scaled_hull(verts: jnp.ndarray, vmask: jnp.ndarray, planes: jnp.ndarray, faces: jnp.ndarray, edges: jnp.ndarray,
+                scale: jnp.ndarray) -> Hull:
+    """The hull of one mesh's tables under its per-axis ``shape_scale`` ``(3,)``.
+
+    Vertices scale with ``scale``; face planes map by the inverse transpose (normals ``n / scale``
+    renormalised, offsets divided by the same norm), so they stay exact for non-uniform scales.
+    """
     n = planes[:, :3] / scale
     length = jnp.linalg.norm(n, axis=-1)
     return Hull(verts * scale, vmask, n / length[:, None], planes[:, 3] / length, faces, edges)

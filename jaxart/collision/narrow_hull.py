@@ -119,8 +119,16 @@ def _candidates(ref_poly, n, offset, inc_poly, m, inc_offset, tol):
     return pts, dist, jnp.concatenate([ok_a, ok_b, ok_c.reshape(-1)])
 
 
-def spread_points(pts, dist, ok, k: int, merge):
-    """Indices ``(k,)`` and validity of ``k`` spread candidates (see step 4 of the module docstring)."""
+def spread_points(pts: jnp.ndarray, dist: jnp.ndarray, ok: jnp.ndarray, k: int, merge) -> tuple[jnp.ndarray, ...]:
+    """Indices ``(k,)`` and validity ``(k,)`` of ``k`` spread candidates (step 4 of the module docstring).
+
+    Args:
+        pts: ``(m, 3)`` candidate points [m].
+        dist: ``(m,)`` their distances [m] (negative = penetrating).
+        ok: ``(m,)`` which candidates are real.
+        k: Number of slots (static).
+        merge: Radius [m] under which a candidate duplicates a chosen one (its slot is invalid).
+    """
     big = jnp.asarray(jnp.finfo(dist.dtype).max, dist.dtype)
     first = jnp.argmin(jnp.where(ok, dist, big))
     span = jnp.max(jnp.where(ok[:, None], jnp.abs(pts - pts[first]), 0.0))
@@ -164,7 +172,15 @@ def _face_manifold(ha: Hull, hb: Hull, best: jnp.ndarray, n_ab: jnp.ndarray, siz
 
 
 def hull_hull(ha: Hull, hb: Hull) -> NarrowResult:
-    """Contacts between two world-frame convex hulls (``MAX_POINTS`` slots; see the module docstring)."""
+    """Contacts between two world-frame convex hulls (``MAX_POINTS`` slots; see the module docstring).
+
+    Args:
+        ha: Shape A's hull in the world frame (:func:`~jaxart.collision.hull_geometry.world_hull`).
+        hb: Shape B's hull in the world frame.
+
+    Returns:
+        A :class:`NarrowResult` whose normals point from A to B.
+    """
     sep_a, sep_b = _face_seps(ha, hb)
     sep_f = jnp.concatenate([sep_a, sep_b])
     axes_f = jnp.concatenate([ha.normals, -hb.normals])
