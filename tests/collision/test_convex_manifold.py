@@ -92,16 +92,20 @@ def _tf(p=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), angle=0.0):
     return jnp.asarray(np.r_[p, a * np.sin(angle / 2), np.cos(angle / 2)])
 
 
-def test_mesh_mesh_resting_stack_manifold():
+def test_mesh_mesh_resting_stack_manifold_and_gradients():
+    """Pairs: a box resting on a big box (4 points), a sphere hull on it, two boxes' edges crossing (1 point)."""
     big = jaxart.Mesh(*grid_box([1.0, 1.0, 0.5], 13))
     small = jaxart.Mesh(*grid_box([0.3, 0.2, 0.1], 6))
     ball = jaxart.Mesh(*icosphere(0.2, 2))
-    one = jnp.ones((2, 3))
+    brick = jaxart.Mesh(*grid_box(HALF, 3))
+    one = jnp.ones((3, 3))
     xs = _tf((0.1, -0.2, 0.59), angle=0.4)  # the small box 0.01 into the big box's top face
     xb = _tf((0.0, 0.0, 0.69), (1.0, 1.0, 0.0), 0.3)  # a tilted sphere hull touching it
-    xa = jnp.stack([_tf(), _tf()])
-    arr_a = col.stack_hulls([big.hull, big.hull], jnp.float64)
-    arr_b = col.stack_hulls([small.hull, ball.hull], jnp.float64)
+    zc = (HALF[1] + HALF[2]) * S2 + (HALF[0] + HALF[2]) * S2 - 0.03
+    xc = _tf((0.03, -0.02, zc), (0.1, 1.0, 0.0), np.pi / 4)  # edge over edge, 0.03 deep, slightly skew
+    xa = jnp.stack([_tf(), _tf(), _tf(axis=(1.0, 0.0, 0.0), angle=np.pi / 4)])
+    arr_a = col.stack_hulls([big.hull, big.hull, brick.hull], jnp.float64)
+    arr_b = col.stack_hulls([small.hull, ball.hull, brick.hull], jnp.float64)
 
     def run(x):
         return jax.vmap(col.mesh_mesh)(xa, one, x, one, *arr_a, *arr_b)
@@ -110,8 +114,9 @@ def test_mesh_mesh_resting_stack_manifold():
         r = run(x)
         return jnp.min(jnp.where(r.valid, r.dist, 9.0), axis=1)
 
-    xsb = jnp.stack([xs, xb])
-    res = jax.jit(run)(xsb)
+    xsb = jnp.stack([xs, xb, xc])
+    jrun = jax.jit(run)
+    res = jrun(xsb)
     v = np.asarray(res.valid[0])
     assert v.sum() == 4
     np.testing.assert_allclose(np.asarray(res.dist[0])[v], -0.01, atol=1e-12)
@@ -121,12 +126,21 @@ def test_mesh_mesh_resting_stack_manifold():
         [[np.cos(0.4), np.sin(0.4)], [-np.sin(0.4), np.cos(0.4)]])
     got = np.asarray(res.point[0])[v][:, :2]
     assert np.max(np.min(np.linalg.norm(got[:, None] - corners[None], axis=-1), axis=1)) < 1e-9
-    # the sphere hull: its lowest vertex is the contact; the distance's gradient is exactly +Z in position
+    # the sphere hull: its lowest vertex is the contact
     lowest = float(np.min((np.asarray(xb[:3]) + ball.hull.vertices @ _rot(xb).T)[:, 2]))
     np.testing.assert_allclose(np.min(np.where(res.valid[1], res.dist[1], 9.0)), lowest - 0.5, atol=1e-12)
+    assert int(res.valid[2].sum()) == 1 and float(res.dist[2, 0]) < -0.02
+    # gradients: +Z in position for the resting pairs; the edge–edge depth matches central differences
     g = np.asarray(jax.jit(jax.grad(lambda x: jnp.sum(deepest(x))))(xsb))
     assert np.all(np.isfinite(g))
-    np.testing.assert_allclose(g[:, :3], [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]], atol=1e-9)
+    np.testing.assert_allclose(g[:2, :3], [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]], atol=1e-9)
+    def edge_depth(x):
+        r = jrun(x)
+        return float(np.min(np.where(r.valid[2], r.dist[2], 9.0)))
+
+    for k in range(7):
+        e = jnp.zeros_like(xsb).at[2, k].set(1e-6)
+        np.testing.assert_allclose((edge_depth(xsb + e) - edge_depth(xsb - e)) / 2e-6, g[2, k], atol=1e-6)
 
 
 def _rot(x):
