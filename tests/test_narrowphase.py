@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 from jaxart import collision as _col  # noqa: E402
 from jaxart.math.quat import quat_mul, quat_to_matrix  # noqa: E402
+from jaxart.sim.builder_shapes import Mesh  # noqa: E402
 
 Z = np.array([0.0, 0.0, 1.0])
 _NAMES = ("plane_sphere", "plane_capsule", "plane_box", "plane_ellipsoid", "plane_cylinder", "plane_mesh",
@@ -546,7 +547,7 @@ def test_box_box_and_capsule_cylinder_against_mujoco():
 
 # ----------------------------------------------------------------------------------------- meshes
 def cube_mesh():
-    """Unit-half-extent cube as a triangle mesh with outward winding: (verts, vmask, tris)."""
+    """Unit-half-extent cube mesh as narrow-phase hull arrays ``(verts, vmask, planes, faces, edges)``."""
     v = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
     tris = []
     for axis in range(3):
@@ -561,7 +562,8 @@ def cube_mesh():
                 if np.cross(v[t[1]] - v[t[0]], v[t[2]] - v[t[0]]) @ n < 0:
                     t = (t[0], t[2], t[1])
                 tris.append(t)
-    return jnp.asarray(v), jnp.ones(8, bool), jnp.asarray(np.array(tris, np.int32))
+    hull = Mesh(v, np.array(tris)).hull
+    return tuple(x[0] for x in _col.stack_hulls([hull], jnp.float64))
 
 
 def test_sphere_and_capsule_mesh_equal_box_versions():

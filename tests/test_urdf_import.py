@@ -456,8 +456,8 @@ def test_bad_arguments(tmp_path):
         b.add_urdf(ARM, floating=True, base_joint={})
     with pytest.raises(TypeError, match="no_such_kwarg"):
         b.add_urdf(ARM, no_such_kwarg=1)
-    with pytest.raises(NotImplementedError, match="mesh_maxhullvert"):
-        b.add_urdf(ARM, mesh_maxhullvert=32)
+    with pytest.raises(ValueError, match="mesh_maxhullvert"):
+        b.add_urdf(ARM, mesh_maxhullvert=3)
     with pytest.raises(TypeError):
         b.add_urdf(3.0)
     with pytest.raises(ValueError, match="scale"):

@@ -9,11 +9,16 @@ a contact is ``active`` when ``separation < gap_a + gap_b``.
 Supported pairs (slots per pair): plane–sphere (1), plane–capsule (2), plane–ellipsoid (1),
 plane–cylinder (4), plane–box (4), plane–mesh (≤16); sphere–sphere (1), sphere–capsule (1),
 sphere–cylinder (1), sphere–box (1), sphere–mesh (1); capsule–capsule (2), capsule–cylinder (3),
-capsule–box (3), capsule–mesh (3); box–box (8, SAT + clipping); box–mesh, mesh–mesh,
-cylinder–box, cylinder–cylinder, cylinder–mesh (8, feature-based: vertices and oriented rim
-points tested exactly, edge–edge crossings missed). Meshes are treated as convex. Any other
-combination (ellipsoid or cone against anything but a plane, cone–plane, height fields) raises
-``NotImplementedError`` naming the shapes; plane–plane never collides.
+capsule–box (3), capsule–mesh (3); box–box (8, SAT + clipping); box–mesh and mesh–mesh (8, SAT
+over face normals and Gauss-map-pruned edge pairs + clipping: face–face, face–edge and edge–edge
+contacts, :mod:`~jaxart.collision.narrow_hull`); cylinder–box, cylinder–cylinder, cylinder–mesh
+(8, feature-based: oriented rim points, vertices and the deepest point of every box / hull edge
+tested exactly; a rim arc crossing an edge between rim samples and barrel–barrel crossings are
+missed). Meshes (MESH and CONVEX_MESH) collide through their convex hull, computed once per mesh
+and capped at ``Mesh.maxhullvert`` vertices (:mod:`jaxart.sim.mesh_hull`): a non-convex mesh is
+approximated by its hull. Any other combination (ellipsoid or cone against anything but a plane,
+cone–plane, height fields) raises ``NotImplementedError`` naming the shapes; plane–plane never
+collides.
 
 Broad phase (:mod:`jaxart.collision.broad`): groups of many candidate pairs run the narrow phase only
 on their ``pair_capacity`` closest pairs per step (bounding volumes of :mod:`jaxart.collision.bounds`);
@@ -32,6 +37,7 @@ from jaxart.collision.collide import (
 )
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.geometry import NarrowResult
+from jaxart.collision.hull_geometry import stack_hulls
 from jaxart.collision.narrow_box import box_box
 from jaxart.collision.narrow_convex import (
     capsule_box,
@@ -94,4 +100,5 @@ __all__ = [
     "sphere_cylinder",
     "sphere_mesh",
     "sphere_sphere",
+    "stack_hulls",
 ]

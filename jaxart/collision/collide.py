@@ -41,6 +41,7 @@ from jaxart.collision import broad, narrow_box, narrow_convex, narrow_cylinder, 
 from jaxart.collision.bounds import shape_bounding_radius
 from jaxart.collision.broad import pair_capacities
 from jaxart.collision.contacts import Contacts
+from jaxart.collision.hull_geometry import stack_hulls
 from jaxart.collision.pairs import PairGroup, pair_groups
 from jaxart.collision.stats import CollideStats, report_overflow
 from jaxart.math.static_index import take_rows
@@ -121,24 +122,19 @@ def _hfield_hint(labels, missing) -> str:
 
 
 def _mesh_arrays(model, shapes: np.ndarray, dtype):
-    """Padded ``(verts, vmask, tris)`` of the meshes of ``shapes`` (static data → constants)."""
-    verts, tris = [], []
+    """Convex-hull tables ``(verts, vmask, planes, faces, edges)`` of the meshes of ``shapes``, padded per group.
+
+    Each table is padded to the largest hull among ``shapes`` (not the raw meshes; see
+    :func:`~jaxart.collision.hull_geometry.stack_hulls`). The hulls are computed once per mesh
+    (cached on the :class:`~jaxart.sim.builder_shapes.Mesh`), not per call.
+    """
+    hulls = []
     for s in shapes:
         mesh = model.meshes[int(s)] if int(s) < len(model.meshes) else None
-        if mesh is None:
+        if mesh is None or not hasattr(mesh, "hull"):
             raise ValueError(f"collide: mesh shape {model.topology.shape_label[int(s)]!r} has no vertex data")
-        verts.append(np.asarray(mesh.vertices, np.float64))
-        t = np.asarray(mesh.indices, np.int32).reshape(-1, 3)
-        tris.append(t if len(t) else np.zeros((1, 3), np.int32))
-    nv, nt = max(len(v) for v in verts), max(len(t) for t in tris)
-    v_out = np.zeros((len(verts), nv, 3))
-    mask = np.zeros((len(verts), nv), bool)
-    t_out = np.zeros((len(verts), nt, 3), np.int32)
-    for i, (v, t) in enumerate(zip(verts, tris, strict=True)):
-        v_out[i, : len(v)] = v
-        mask[i, : len(v)] = True
-        t_out[i] = t[np.arange(nt) % len(t)]  # repeat real triangles as padding
-    return jnp.asarray(v_out, dtype), jnp.asarray(mask), jnp.asarray(t_out)
+        hulls.append(mesh.hull)
+    return stack_hulls(hulls, dtype)
 
 
 def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[int, ...] | None = None, gap=None):

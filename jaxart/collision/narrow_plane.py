@@ -92,13 +92,13 @@ def plane_cylinder(xa, sa, xb, sb) -> NarrowResult:
     return keep_deepest(plane_points(xa, sa, pts), 4)
 
 
-def plane_mesh(xa, sa, xb, sb, verts: jnp.ndarray, vmask: jnp.ndarray, tris=None) -> NarrowResult:
-    """Plane–mesh: the deepest ``min(V, MESH_PLANE_MAX_POINTS)`` vertices.
+def plane_mesh(xa, sa, xb, sb, verts: jnp.ndarray, vmask: jnp.ndarray, *hull_tables) -> NarrowResult:
+    """Plane–mesh: the deepest ``min(H, MESH_PLANE_MAX_POINTS)`` vertices of the mesh's convex hull.
 
     Args:
-        verts: ``(V, 3)`` mesh vertices in the mesh frame (unscaled; ``sb`` scales them).
-        vmask: ``(V,)`` which rows are real vertices (padding rows are ignored).
-        tris: Triangle indices (unused: only vertices matter against a plane).
+        verts: ``(H, 3)`` hull vertices in the mesh frame (unscaled; ``sb`` scales them).
+        vmask: ``(H,)`` which rows are real vertices (padding rows are ignored).
+        *hull_tables: The hull's face and edge tables (unused: only vertices matter against a plane).
     """
     c, rot = frame(xb)
     world = c + (verts * sb) @ rot.T

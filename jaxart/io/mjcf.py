@@ -59,7 +59,7 @@ from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf_refs import MjcfRefs
 from jaxart.io.mjcf_report import gravity_along_up, model_issues
 from jaxart.io.mjcf_sensors import SensorRefs, add_sensors, sensor_issues
-from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
+from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites, import_meshes, mesh_notes
 from jaxart.io.mjcf_tendons import add_tendons, tendon_issues
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import as_transform, np_transform_mul
@@ -79,6 +79,12 @@ def load_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjMode
         TypeError: ``source`` is not a string or path.
         ValueError: Missing file, invalid XML or a MuJoCo compile error (MuJoCo's message included).
     """
+    what, _, model = compile_mjcf(source, assets=assets)
+    return what, model
+
+
+def compile_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjSpec, mujoco.MjModel]:
+    """:func:`load_mjcf` that also returns the ``MjSpec`` (read for settings the compiled model drops)."""
     source, is_xml, what = text_source(source, "add_mjcf")
     if not is_xml and not os.path.isfile(source):
         raise ValueError(f"add_mjcf: MJCF file {source!r} does not exist")
@@ -90,7 +96,7 @@ def load_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjMode
         raise ValueError(f"add_mjcf: MuJoCo could not load {what}: {e}") from None
     if model is None:
         raise ValueError(f"add_mjcf: MuJoCo could not compile {what}")
-    return what, model
+    return what, spec, model
 
 
 def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, parent_body: int = -1,
@@ -126,7 +132,9 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
         ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index), ``"sensors"`` (MuJoCo sensor name
         or ``"#<id>"`` → sensor index),
-        ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
+        ``"unsupported"`` (the reported issues), ``"approximated"`` (colliding meshes that are not
+        convex or whose hull jaxart caps where MuJoCo does not: reported, never an error under
+        ``strict``), ``"timestep"`` (``opt.timestep``) and
         ``"mj_model"`` (the compiled model).
 
     Raises:
@@ -139,7 +147,10 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
     builder._check_body(parent_body, "add_mjcf: parent_body", allow_world=True)
     base = as_transform(xform, "add_mjcf: xform")
-    what, m = load_mjcf(source, assets=assets)
+    what, spec, m = compile_mjcf(source, assets=assets)
+    hullvert = [int(x.maxhullvert) for x in spec.meshes]
+    if len(hullvert) != m.nmesh:
+        hullvert = [-1] * m.nmesh
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
     issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
@@ -153,16 +164,19 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     if issues and strict:
         raise ValueError(f"add_mjcf({what}): strict=True and the model uses features jaxart cannot represent: "
                          + "; ".join(issues))
+    meshes = import_meshes(m, hullvert)
+    notes = mesh_notes(m, meshes, hullvert)
     imp = _Importer(builder, m, base=base, parent_body=int(parent_body), floating=floating,
                     prefix=label_prefix, drives=drives, self_collisions=bool(enable_self_collisions))
+    imp.meshes = meshes
     imp.check_labels()
     if gravity is not None:
         builder.gravity = gravity
     result = imp.run()
-    result.update(unsupported=issues, timestep=float(m.opt.timestep), mj_model=m)
-    if issues:
-        warnings.warn(f"add_mjcf({what}): {len(issues)} MJCF feature(s) not imported or approximated:\n  - "
-                      + "\n  - ".join(issues), UserWarning, stacklevel=3)
+    result.update(unsupported=issues, approximated=notes, timestep=float(m.opt.timestep), mj_model=m)
+    if issues or notes:
+        warnings.warn(f"add_mjcf({what}): {len(issues) + len(notes)} MJCF feature(s) not imported or approximated:"
+                      "\n  - " + "\n  - ".join(issues + notes), UserWarning, stacklevel=3)
     return result
 
 
@@ -171,6 +185,7 @@ class _Importer:
 
     def __init__(self, builder, m, *, base, parent_body, floating, prefix, drives, self_collisions) -> None:
         self.b, self.m, self.self_collisions = builder, m, self_collisions
+        self.meshes: dict | None = None  # MuJoCo mesh id → Mesh (set by add_mjcf; None: default hull caps)
         self.base, self.parent_body, self.prefix, self.drives = base, parent_body, prefix, drives
         x_parent = builder.body_q[parent_body] if parent_body >= 0 else IDENTITY
         self.world_base = np_transform_mul(x_parent, base)
@@ -303,7 +318,8 @@ class _Importer:
         def site_label(name: str) -> str | None:
             return (self.pre(name + "__site") if name in geom_names else self.pre(name)) if name else None
 
-        shapes = add_geoms(self.b, m, self._body_of, geom_label, min_timeconst=self.min_tc)
+        shapes = add_geoms(self.b, m, self._body_of, geom_label, min_timeconst=self.min_tc,
+                           meshes=self.meshes)
         sites = add_sites(self.b, m, self._body_of, site_label)
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes)

@@ -26,6 +26,7 @@ import itertools
 import mujoco
 import numpy as np
 
+from jaxart.io.mesh_report import hull_notes
 from jaxart.io.mjcf_math import pose, solref_gains
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import ShapeConfig
@@ -57,11 +58,37 @@ def _scale(s: np.ndarray, geo: GeoType) -> tuple[float, float, float]:
     return (float(s[0]), float(s[1]), float(s[2]))
 
 
-def _mesh(m, g: int) -> Mesh:
-    k = int(m.geom_dataid[g])
+def _mesh(m, k: int, maxhullvert: int) -> Mesh:
     v0, nv = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
     f0, nf = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
-    return Mesh(m.mesh_vert[v0:v0 + nv].astype(np.float64), m.mesh_face[f0:f0 + nf].astype(np.int64))
+    cap = None if maxhullvert == -1 else maxhullvert  # MuJoCo's default (no cap): jaxart's default cap
+    return Mesh(m.mesh_vert[v0:v0 + nv].astype(np.float64), m.mesh_face[f0:f0 + nf].astype(np.int64), maxhullvert=cap)
+
+
+def import_meshes(m, maxhullvert: list[int]) -> dict[int, Mesh]:
+    """One :class:`Mesh` per MuJoCo mesh asset used by a geom (shared by its geoms: one hull each).
+
+    Args:
+        m: Compiled model.
+        maxhullvert: ``<mesh maxhullvert>`` of every MuJoCo mesh (−1 = MuJoCo's default, no cap;
+            jaxart then applies its default cap, ``Mesh(maxhullvert=None)``).
+    """
+    ids = {int(m.geom_dataid[g]) for g in range(m.ngeom) if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_MESH)}
+    return {k: _mesh(m, k, maxhullvert[k]) for k in sorted(ids)}
+
+
+def mesh_notes(m, meshes: dict[int, Mesh], maxhullvert: list[int]) -> list[str]:
+    """Report lines for colliding mesh geoms: non-convex meshes and hulls capped where MuJoCo's is not."""
+    out, seen = [], set()
+    for g in range(m.ngeom):
+        k = int(m.geom_dataid[g])
+        collides = bool(m.geom_contype[g] or m.geom_conaffinity[g])
+        if int(m.geom_type[g]) != int(mujoco.mjtGeom.mjGEOM_MESH) or not collides or k in seen:
+            continue
+        seen.add(k)
+        what = f"geom {m.geom(g).name or g!r} (mesh {m.mesh(k).name or k!r})"
+        out += hull_notes(what, meshes[k], mujoco_uncapped=maxhullvert[k] == -1)
+    return out
 
 
 def _hfield(m, g: int) -> Heightfield:
@@ -97,7 +124,8 @@ def geom_config(m, g: int, *, min_timeconst: float) -> ShapeConfig:
                        has_shape_collision=collide)
 
 
-def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float) -> dict[int, int]:
+def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float, meshes: dict[int, Mesh] | None = None
+              ) -> dict[int, int]:
     """Add every representable geom as a shape (SDFs and heightfields not on the world are skipped and reported).
 
     Args:
@@ -106,11 +134,13 @@ def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float) -> dict[in
         body_of: ``(mj_body, pose) → (builder body, pose in that body)`` (handles the world / xform).
         label_of: ``name → unique shape label or None``.
         min_timeconst: ``solref`` time-constant clamp.
+        meshes: :func:`import_meshes` (``None``: imported here with jaxart's default hull cap).
 
     Returns:
         Shape index per MuJoCo geom id.
     """
     shapes = {}
+    meshes = import_meshes(m, [-1] * m.nmesh) if meshes is None else meshes
     for g in range(m.ngeom):
         geo = GEOM_TYPES.get(int(m.geom_type[g]))
         name = m.geom(g).name
@@ -119,7 +149,11 @@ def add_geoms(builder, m, body_of, label_of, *, min_timeconst: float) -> dict[in
         body, x = body_of(int(m.geom_bodyid[g]), pose(m.geom_pos[g], m.geom_quat[g]))
         if geo == GeoType.HFIELD and body != -1:
             continue  # jaxart heightfields are static world shapes
-        src = _mesh(m, g) if geo == GeoType.MESH else _hfield(m, g) if geo == GeoType.HFIELD else None
+        src = None
+        if geo == GeoType.MESH:
+            src = meshes[int(m.geom_dataid[g])]
+        elif geo == GeoType.HFIELD:
+            src = _hfield(m, g)
         shapes[g] = builder.add_shape(body=body, type=geo, xform=x, cfg=geom_config(m, g, min_timeconst=min_timeconst),
                                       scale=_scale(m.geom_size[g], geo), src=src,
                                       is_static=geo in (GeoType.PLANE, GeoType.HFIELD), label=label_of(name))

@@ -47,6 +47,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions, text_source
+from jaxart.io.mesh_report import hull_notes
 from jaxart.io.urdf_geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
 from jaxart.io.urdf_parse import UrdfJoint, UrdfRobot, parse_robot
 from jaxart.io.urdf_tree import IDENTITY, check_tree, collapse_fixed, order_joints
@@ -54,9 +55,8 @@ from jaxart.sim.enums import Axis, JointTargetMode, JointType
 from jaxart.sim.validate import as_transform, np_quat_between, np_quat_to_matrix, np_transform_mul
 
 _ONE_DOF = ("revolute", "continuous", "prismatic")
-_UNSUPPORTED_KW = {"collapse_massless_fixed_root": False, "mesh_maxhullvert": None}
-_UNSUPPORTED_KW_WHY = {"collapse_massless_fixed_root": "use collapse_fixed_joints=True (merges every fixed joint)",
-                       "mesh_maxhullvert": "jaxart meshes collide through the convex hull of all their vertices"}
+_UNSUPPORTED_KW = {"collapse_massless_fixed_root": False}
+_UNSUPPORTED_KW_WHY = {"collapse_massless_fixed_root": "use collapse_fixed_joints=True (merges every fixed joint)"}
 
 
 def load_urdf(source, *, package_dirs: list[str] | None = None) -> tuple[str, ET.Element, str | None]:
@@ -93,7 +93,7 @@ def _as_axis(value, what: str) -> Axis:
 
 
 def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_ordering, joint_damping_mode,
-                override_root_xform, xform, label_prefix, unsupported) -> None:
+                override_root_xform, xform, label_prefix, mesh_maxhullvert, unsupported) -> None:
     check_base_args(builder, "add_urdf", floating=floating, base_joint=base_joint, parent_body=parent_body)
     if not isinstance(scale, numbers.Real) or isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"add_urdf: scale must be a positive number, got {scale!r}")
@@ -103,6 +103,10 @@ def _check_args(builder, *, floating, base_joint, parent_body, scale, joint_orde
         raise ValueError(f"add_urdf: joint_damping_mode must be 'passive' or 'drive', got {joint_damping_mode!r}")
     if override_root_xform and xform is None:
         raise ValueError("add_urdf: override_root_xform=True requires xform")
+    if mesh_maxhullvert is not None and (not isinstance(mesh_maxhullvert, numbers.Integral) or isinstance(
+            mesh_maxhullvert, bool) or (mesh_maxhullvert != -1 and mesh_maxhullvert < 4)):
+        raise ValueError("add_urdf: mesh_maxhullvert must be None, -1 (no cap) or an int > 3, "
+                         f"got {mesh_maxhullvert!r}")
     unknown = sorted(set(unsupported) - set(_UNSUPPORTED_KW))
     if unknown:
         raise TypeError(f"add_urdf() got unexpected keyword argument(s) {unknown}")
@@ -122,7 +126,7 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
              collapse_fixed_joints: bool = False, force_position_velocity_actuation: bool = False,
              override_root_xform: bool = False, joint_damping_mode: str = "passive",
              package_dirs: list | None = None, strict: bool = False, label_prefix: str | None = None,
-             **unsupported) -> dict:
+             mesh_maxhullvert: int | None = None, **unsupported) -> dict:
     """Import a URDF robot into ``builder`` (see the module docstring for the mapping).
 
     Args:
@@ -153,15 +157,18 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
         package_dirs: Folders searched for ``package://`` / ``model://`` packages and relative paths.
         strict: Raise ``ValueError`` instead of warning about elements that cannot be represented.
         label_prefix: Prefix ``"<prefix>/"`` for every created label (import a robot twice).
-        **unsupported: Newton keywords jaxart does not implement (``collapse_massless_fixed_root``,
-            ``mesh_maxhullvert``): ``NotImplementedError`` unless left at their defaults.
+        mesh_maxhullvert: Vertex cap of the convex hull every mesh collides through (MuJoCo's
+            ``maxhullvert`` semantics; −1 = no cap; ``None`` = jaxart's default, see :mod:`jaxart.sim.mesh_hull`).
+        **unsupported: Newton keywords jaxart does not implement (``collapse_massless_fixed_root``):
+            ``NotImplementedError`` unless left at their defaults.
 
     Returns:
         dict with ``"bodies"`` (link name → body index; collapsed links → the body they merged into),
         ``"joints"`` (URDF joint name and base joint label → joint index), ``"shapes"`` (link name →
         shape indices), ``"mimics"`` (follower joint name → mimic-constraint index), ``"articulation"``,
         ``"coord_start"`` / ``"dof_start"`` (first imported coordinate / DOF), ``"unsupported"`` (reported
-        issues) and ``"name"`` (the robot's name).
+        issues), ``"approximated"`` (non-convex collision meshes, which collide through their convex
+        hull: reported, never an error under ``strict``) and ``"name"`` (the robot's name).
 
     Raises:
         ValueError: Missing file, malformed XML, unknown joint types, links that do not exist, a
@@ -172,18 +179,20 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     _check_args(builder, floating=floating, base_joint=base_joint, parent_body=parent_body, scale=scale,
                 joint_ordering=joint_ordering, joint_damping_mode=joint_damping_mode,
                 override_root_xform=override_root_xform, xform=xform, label_prefix=label_prefix,
-                unsupported=unsupported)
+                mesh_maxhullvert=mesh_maxhullvert, unsupported=unsupported)
     base = as_transform(xform, "add_urdf: xform")
     up = _as_axis(up_axis, "add_urdf: up_axis")
     opts = dict(hide_visuals=bool(hide_visuals), visuals_collide=bool(parse_visuals_as_colliders),
                 show_colliders=bool(force_show_colliders), ignore_inertial=bool(ignore_inertial_definitions),
-                drive_damping=joint_damping_mode == "drive", pos_vel=bool(force_position_velocity_actuation), up=up)
+                drive_damping=joint_damping_mode == "drive", pos_vel=bool(force_position_velocity_actuation), up=up,
+                maxhullvert=mesh_maxhullvert)
     dirs = [os.fspath(d) for d in (package_dirs or [])]
     what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
                                 scale=float(scale), prefix=label_prefix, opts=opts, package_dirs=dirs)
     robot = imp.robot
     imp.plan_geometry(urdf_dir, dirs)
     issues = robot.issues + imp.joint_issues() + imp.plan_mimics()
+    notes = imp.mesh_notes()
     if issues and strict:
         raise ValueError(f"add_urdf({what}): strict=True and the robot uses elements jaxart cannot represent: "
                          + "; ".join(issues))
@@ -195,10 +204,10 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
                      link_order=None if bodies_follow_joint_ordering else list(robot.links))
     if not enable_self_collisions:
         imp.filter_self_collisions()
-    result.update(unsupported=issues, name=robot.name)
-    if issues:
-        warnings.warn(f"add_urdf({what}): {len(issues)} URDF element(s) not imported or approximated:\n  - "
-                      + "\n  - ".join(issues), UserWarning, stacklevel=3)
+    result.update(unsupported=issues, approximated=notes, name=robot.name)
+    if issues or notes:
+        warnings.warn(f"add_urdf({what}): {len(issues) + len(notes)} URDF element(s) not imported or approximated:"
+                      "\n  - " + "\n  - ".join(issues + notes), UserWarning, stacklevel=3)
     return result
 
 
@@ -248,8 +257,18 @@ class _Importer:
                 s = np.asarray(g.params["scale"]) * self.scale
                 key = (os.path.abspath(path), tuple(s.tolist()))
                 if key not in cache:
-                    cache[key] = load_mesh(path, s, what=what)
+                    cache[key] = load_mesh(path, s, what=what, maxhullvert=self.opts["maxhullvert"])
                 self.meshes[id(g)] = cache[key]
+
+    def mesh_notes(self) -> list[str]:
+        """Report lines for non-convex collision meshes (computes their hulls, cached on the meshes)."""
+        out = []
+        for link in self.robot.links.values():
+            for k, (g, collides) in enumerate(self._geoms(link)):
+                if collides and g.kind == "mesh":
+                    out += hull_notes(f"link {link.name!r} <collision> {g.name or k!r} ({g.filename})",
+                                      self.meshes[id(g)])
+        return out
 
     def joint_issues(self) -> list[str]:
         out = []

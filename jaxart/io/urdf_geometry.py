@@ -70,8 +70,8 @@ def resolve_uri(uri: str, *, urdf_dir: str | None, package_dirs: list[str], what
     raise ValueError(f"{what}: file {uri!r} not found (tried {tried}){hint}")
 
 
-def load_mesh(path: str, scale: np.ndarray, *, what: str) -> Mesh:
-    """Load a mesh file with trimesh and bake ``scale`` (3,) into its vertices.
+def load_mesh(path: str, scale: np.ndarray, *, what: str, maxhullvert: int | None = None) -> Mesh:
+    """Load a mesh file with trimesh and bake ``scale`` (3,) into its vertices (``maxhullvert``: hull cap).
 
     Raises:
         ValueError: trimesh cannot read the file, or it holds no triangles.
@@ -91,7 +91,7 @@ def load_mesh(path: str, scale: np.ndarray, *, what: str) -> Mesh:
         raise ValueError(f"{what}: mesh scale must be non-zero, got {s.tolist()}")
     if np.prod(s) < 0.0:
         f = f[:, ::-1]
-    return Mesh(v * s, f)
+    return Mesh(v * s, f, maxhullvert=maxhullvert)
 
 
 def shape_args(geom, scale: float) -> tuple[str, dict]:

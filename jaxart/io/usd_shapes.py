@@ -93,7 +93,7 @@ def _mesh(parsed: ParsedStage, d, issues: list[str]) -> Mesh:
                          f"{len(tris)} triangles (needs >= 4 points and >= 1 face)")
     if str(d.approximation) not in ("convexHull",):
         issues.append(f"collider {path!r}: mesh approximation {str(d.approximation)!r} → convex hull "
-                      "(jaxart meshes collide as convex)")
+                      "(jaxart meshes collide through their convex hull)")
     if str(UsdGeom.Mesh(m).GetOrientationAttr().Get()) == "leftHanded":
         tris = [(a, c, b) for a, b, c in tris]
     return Mesh(pts * parsed.meters_per_unit, np.asarray(tris, dtype=np.int64))

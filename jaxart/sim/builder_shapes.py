@@ -8,6 +8,7 @@ from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType
 from jaxart.sim.heightfield import Heightfield, check_heightfield_shape
 from jaxart.sim.inertia import combine_mass, shape_mass_properties
+from jaxart.sim.mesh_hull import HullTables, convex_hull_tables
 from jaxart.sim.validate import (
     as_array,
     as_float,
@@ -29,9 +30,13 @@ class Mesh:
         vertices: ``(v, 3)`` vertex positions [m] in the shape frame.
         indices: ``(t, 3)`` or flat ``(3t,)`` triangle indices, outward winding.
         is_solid: Whether mass is computed for a solid.
+        maxhullvert: Vertex cap of the convex hull collision uses: ``n > 3`` with MuJoCo's
+            ``<mesh maxhullvert>`` semantics, −1 = no cap, ``None`` (default) = at most
+            :data:`~jaxart.sim.mesh_hull.DEFAULT_MAXHULLVERT` vertices chosen greedily (see
+            :mod:`jaxart.sim.mesh_hull`).
     """
 
-    def __init__(self, vertices, indices, *, is_solid: bool = True) -> None:
+    def __init__(self, vertices, indices, *, is_solid: bool = True, maxhullvert: int | None = None) -> None:
         v = np.asarray(vertices, dtype=np.float64)
         i = np.asarray(indices, dtype=np.int64).reshape(-1, 3) if np.size(indices) else np.zeros((0, 3), int)
         if v.ndim != 2 or v.shape[1] != 3 or len(v) < 4:
@@ -43,6 +48,18 @@ class Mesh:
         self.vertices = v
         self.indices = i
         self.is_solid = bool(is_solid)
+        if maxhullvert is not None and (isinstance(maxhullvert, bool) or not isinstance(
+                maxhullvert, (int, np.integer)) or (maxhullvert != -1 and maxhullvert < 4)):
+            raise ValueError(f"Mesh: maxhullvert must be None, -1 (no limit) or an int > 3, got {maxhullvert!r}")
+        self.maxhullvert = None if maxhullvert is None else int(maxhullvert)
+        self._hull: HullTables | None = None
+
+    @property
+    def hull(self) -> HullTables:
+        """Convex hull tables collision uses (computed on first access, then cached on this mesh)."""
+        if self._hull is None:
+            self._hull = convex_hull_tables(self.vertices, self.indices, self.maxhullvert)
+        return self._hull
 
 
 class ShapeBuilderMixin:

@@ -78,6 +78,8 @@ def _add_mesh(spec: mujoco.MjSpec, geom, h, s: int, label: str) -> None:
     if np.size(src.indices):
         mesh.userface = np.asarray(src.indices, np.int64).reshape(-1).tolist()
     mesh.scale = np.asarray(h.shape_scale[s], np.float64)
+    cap = getattr(src, "maxhullvert", None)
+    mesh.maxhullvert = -1 if cap is None else int(cap)  # an explicit cap: MuJoCo collides jaxart's hull
     geom.meshname = mesh.name
 
 
