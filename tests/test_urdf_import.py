@@ -13,7 +13,7 @@ import pytest
 import trimesh
 
 import jaxart
-from jaxart.io.urdf_parse import quat_from_rpy
+from jaxart.io.urdf.parse import quat_from_rpy
 from jaxart.sim.validate import np_quat_rotate, np_quat_to_matrix, np_transform_mul
 
 jax.config.update("jax_enable_x64", True)

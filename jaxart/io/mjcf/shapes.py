@@ -5,7 +5,7 @@ Contact material per geom:
 * ``friction[0] → mu``, ``friction[1] → mu_torsional``, ``friction[2] → mu_rolling`` (MuJoCo uses
   the last two only for ``condim`` 4/6), ``margin → margin``, ``gap → gap`` (MuJoCo ≥ 3.9 semantics,
   as Newton imports them; a zero gap leaves ``None`` = the builder's ``rigid_gap``), restitution 0.
-* ``solref → (ke, kd)`` with :func:`~jaxart.io.mjcf_math.solref_gains`, using as effective mass
+* ``solref → (ke, kd)`` with :func:`~jaxart.io.mjcf.convert.solref_gains`, using as effective mass
   the mass of the kinematic tree the geom belongs to (``body_subtreemass`` of its root body; for
   world geoms the heaviest tree). A tree resting on its contacts then penetrates by ``g (τ ζ)²``,
   MuJoCo's steady-state penetration.
@@ -26,7 +26,7 @@ import itertools
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_math import pose, solref_gains
+from jaxart.io.mjcf.convert import pose, solref_gains
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType

@@ -26,7 +26,7 @@ import itertools
 
 import numpy as np
 
-from jaxart.io.usd_stage import ParsedStage, quat_xyzw, vec
+from jaxart.io.usd.stage import ParsedStage, quat_xyzw, vec
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import ShapeConfig
 from jaxart.sim.enums import GeoType

@@ -23,8 +23,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_math import IDENTITY, xyzw
-from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
+from jaxart.io.mjcf.convert import IDENTITY, xyzw
+from jaxart.io.mjcf.refs import MjcfRefs, element_key, is_d6_dof
 from jaxart.sim.enums import EqType
 from jaxart.sim.validate import np_transform_mul
 

@@ -29,7 +29,7 @@ def gravity_along_up(m, up_vector) -> tuple[float | None, str | None]:
 def model_issues(m) -> list[str]:
     """Counted model elements without a jaxart equivalent."""
     out = []
-    # equalities: jaxart.io.mjcf_equality.equality_issues; tendons: jaxart.io.mjcf_tendons.tendon_issues
+    # equalities: jaxart.io.mjcf.equality.equality_issues; tendons: jaxart.io.mjcf.tendons.tendon_issues
     counts = (("sensor", m.nsensor, "sensor(s)"),
               ("flex", m.nflex, "flex(es)"), ("skin", m.nskin, "skin(s)"))
     for kind, n, what in counts:  # keyframes are returned by add_mjcf (joint_q only)

@@ -1,6 +1,6 @@
 """USD import through usd-core's UsdPhysics parser (``ModelBuilder.add_usd``).
 
-The stage is parsed by ``UsdPhysics.LoadUsdPhysicsFromRange`` (:mod:`jaxart.io.usd_stage`); the
+The stage is parsed by ``UsdPhysics.LoadUsdPhysicsFromRange`` (:mod:`jaxart.io.usd.stage`); the
 importer reads only its descriptors, and mass properties come from
 ``UsdPhysics.RigidBodyAPI.ComputeMassProperties`` (the MassAPI precedence of the UsdPhysics spec:
 body ``mass``/``density``/``centerOfMass``/``diagonalInertia``/``principalAxes`` over collider and
@@ -10,12 +10,12 @@ Units and axes: lengths × ``metersPerUnit``, masses × ``kilogramsPerUnit``, an
 The stage's ``upAxis`` is rotated onto the builder's up axis, then ``xform`` places the stage in the
 builder's world. Scene gravity becomes ``builder.gravity`` when it is along the up axis.
 
-Topology: :mod:`jaxart.io.usd_topology` (articulation roots, fixed vs floating bases,
-``physics:excludeFromArticulation`` loop joints, orphan joints). Joints: :mod:`jaxart.io.usd_joints`.
+Topology: :mod:`jaxart.io.usd.topology` (articulation roots, fixed vs floating bases,
+``physics:excludeFromArticulation`` loop joints, orphan joints). Joints: :mod:`jaxart.io.usd.joints`.
 Hierarchical composition (Newton's ``parent_body`` / ``base_joint`` / ``floating``, shared with
 ``add_urdf`` through :mod:`jaxart.io.entry`): the stage's world becomes ``parent_body``'s frame at ``xform``,
 so joints to the world, floating roots and static colliders attach to that body.
-Colliders, materials, collision groups and filtered pairs: :mod:`jaxart.io.usd_shapes`.
+Colliders, materials, collision groups and filtered pairs: :mod:`jaxart.io.usd.shapes`.
 
 Everything dropped or approximated is listed, with prim paths, in ONE ``UserWarning`` at the end
 (``strict=True``: ``ValueError`` before the builder is touched).
@@ -29,9 +29,9 @@ import warnings
 import numpy as np
 
 from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions
-from jaxart.io.mjcf_report import gravity_along_up
-from jaxart.io.usd_joints import JOINT_KINDS, Units, joint_spec
-from jaxart.io.usd_shapes import (
+from jaxart.io.mjcf.report import gravity_along_up
+from jaxart.io.usd.joints import JOINT_KINDS, Units, joint_spec
+from jaxart.io.usd.shapes import (
     add_collision_filters,
     collider_descs,
     geometry,
@@ -39,8 +39,8 @@ from jaxart.io.usd_shapes import (
     mass_callback,
     material_cfg,
 )
-from jaxart.io.usd_stage import ParsedStage, parse_stage, quat_xyzw, up_rotation, vec
-from jaxart.io.usd_topology import plan_topology
+from jaxart.io.usd.stage import ParsedStage, parse_stage, quat_xyzw, up_rotation, vec
+from jaxart.io.usd.topology import plan_topology
 from jaxart.sim.enums import GeoType, JointType
 from jaxart.sim.validate import as_transform, np_quat_rotate, np_quat_to_matrix, np_transform_mul
 

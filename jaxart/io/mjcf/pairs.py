@@ -3,7 +3,7 @@
 MuJoCo tests an explicit pair whatever the geoms' ``contype``/``conaffinity`` and ``<exclude>``;
 jaxart's explicit pairs bypass collision groups and filter pairs the same way, so the pair
 itself is imported exactly. (``<exclude>`` body pairs are imported by
-:func:`jaxart.io.mjcf_shapes.add_collision_filters` as filter pairs between the bodies' colliding
+:func:`jaxart.io.mjcf.shapes.add_collision_filters` as filter pairs between the bodies' colliding
 shapes.)
 
 Per-pair parameters have no per-pair counterpart in jaxart: a contact's material is the mean of
@@ -14,13 +14,13 @@ warning (never dropped silently):
 * sliding friction ``friction[0]`` vs the mean of the two geoms' ``friction[0]``; a different
   ``friction[1]`` (anisotropic friction); for ``condim ≥ 4`` the torsional and for ``condim = 6``
   the rolling coefficients vs the geoms' means;
-* ``solref`` → ``(ke, kd)`` with :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass: the
-  heavier of the two geoms' trees, as in :func:`~jaxart.io.mjcf_shapes.geom_config`) vs the mean
+* ``solref`` → ``(ke, kd)`` with :func:`~jaxart.io.mjcf.convert.solref_gains` (effective mass: the
+  heavier of the two geoms' trees, as in :func:`~jaxart.io.mjcf.shapes.geom_config`) vs the mean
   of the two shapes' ``ke``/``kd``; a non-zero ``solreffriction``;
 * ``margin`` / ``gap`` vs the larger geom margin / gap (MuJoCo's rule for dynamic contacts, which
   is what the imported shape margins/gaps reproduce).
 
-``condim`` and ``solimp`` are not reported, as for geoms (see :mod:`jaxart.io.mjcf_report`).
+``condim`` and ``solimp`` are not reported, as for geoms (see :mod:`jaxart.io.mjcf.report`).
 Pairs naming a geom that is not imported (heightfield/SDF) and repeated pairs (MuJoCo accepts the
 same geom pair twice; jaxart tests it once) are reported and skipped.
 """
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxart.io.mjcf_math import solref_gains
-from jaxart.io.mjcf_shapes import GEOM_TYPES, _tree_mass, geom_config
+from jaxart.io.mjcf.convert import solref_gains
+from jaxart.io.mjcf.shapes import GEOM_TYPES, _tree_mass, geom_config
 
 _RTOL = 1e-6
 

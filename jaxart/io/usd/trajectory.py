@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxart.io.usd_geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
+from jaxart.io.usd.geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
 from jaxart.sim.enums import GeoType
 
 

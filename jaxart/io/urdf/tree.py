@@ -11,7 +11,7 @@ from collections import deque
 
 import numpy as np
 
-from jaxart.io.urdf_parse import UrdfInertial, UrdfJoint, UrdfRobot
+from jaxart.io.urdf.parse import UrdfInertial, UrdfJoint, UrdfRobot
 from jaxart.sim.inertia import combine_mass
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_mul
 

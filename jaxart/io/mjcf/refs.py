@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxart.io.mjcf_joints import _d6_ok
+from jaxart.io.mjcf.joints import _d6_ok
 
 
 def element_key(element, i: int) -> str:

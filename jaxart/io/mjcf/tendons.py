@@ -9,12 +9,12 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
   :class:`~jaxart.sim.builder_tendons.TendonWrapGeom` of the geom's imported shape (and the side site's shape, on
   any body; a side site inside the geom selects MuJoCo's inside wrapping, as in MuJoCo);
   ``<pulley divisor=>`` → :class:`~jaxart.sim.builder_tendons.TendonWrapPulley`.
-* Actuators on the tendon (:func:`~jaxart.io.mjcf_actuators.map_tendon_actuators`): position / velocity servos
+* Actuators on the tendon (:func:`~jaxart.io.mjcf.actuators.map_tendon_actuators`): position / velocity servos
   → ``target_ke``/``target_kd``/``target_length``; a motor's force ``gain·gear·ctrl`` is ``Control.tendon_f``;
   ``forcerange`` (a motor's ``ctrlrange``) → ``effort_limit``.
 * ``stiffness``, ``damping``, ``springlength`` (the compiled ``tendon_lengthspring``, so ``-1`` is
   already resolved at ``qpos0``), ``limited``/``range`` → length limits with ``solreflimit`` →
-  ``limit_ke/kd`` by :func:`~jaxart.io.mjcf_math.solref_gains` (effective mass ``1/tendon_invweight0``).
+  ``limit_ke/kd`` by :func:`~jaxart.io.mjcf.convert.solref_gains` (effective mass ``1/tendon_invweight0``).
 * ``frictionloss``, ``armature``, ``margin`` → the same builder arguments (MuJoCo's meaning; friction becomes
   jaxart's smooth Coulomb law, ``solreffriction``/``solimpfriction`` are not used).
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_actuators import map_tendon_actuators
-from jaxart.io.mjcf_math import pose, solref_gains
-from jaxart.io.mjcf_refs import MjcfRefs, element_key, is_d6_dof
+from jaxart.io.mjcf.actuators import map_tendon_actuators
+from jaxart.io.mjcf.convert import pose, solref_gains
+from jaxart.io.mjcf.refs import MjcfRefs, element_key, is_d6_dof
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley
 from jaxart.sim.enums import JointTargetMode
 

@@ -47,9 +47,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions, text_source
-from jaxart.io.urdf_geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
-from jaxart.io.urdf_parse import UrdfJoint, UrdfRobot, parse_robot
-from jaxart.io.urdf_tree import IDENTITY, check_tree, collapse_fixed, order_joints
+from jaxart.io.urdf.geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
+from jaxart.io.urdf.parse import UrdfJoint, UrdfRobot, parse_robot
+from jaxart.io.urdf.tree import IDENTITY, check_tree, collapse_fixed, order_joints
 from jaxart.sim.enums import Axis, JointTargetMode, JointType
 from jaxart.sim.validate import as_transform, np_quat_between, np_quat_to_matrix, np_transform_mul
 

@@ -15,21 +15,21 @@ body (name)                   link with label = name (unnamed: ``body_<id>``); e
 body without joints           FIXED joint to its parent (world: parent −1 / ``parent_body``)
 hinge / slide / ball / free   REVOLUTE / PRISMATIC / BALL / FREE (``floating`` overrides roots)
 several joints in a body      one D6 or a chain through massless links ``<body>__<joint>``
-                              (see :mod:`jaxart.io.mjcf_joints`)
+                              (see :mod:`jaxart.io.mjcf.joints`)
 joint ``ref`` (qpos0)         ``joint_q == qpos`` numerically; offset absorbed in ``joint_X_c``/``X_p``
-range (limited), solreflimit  ``limit_lower/upper``; ``limit_ke/kd`` (:func:`~jaxart.io.mjcf_math.solref_gains`)
+range (limited), solreflimit  ``limit_lower/upper``; ``limit_ke/kd`` (:func:`~jaxart.io.mjcf.convert.solref_gains`)
 damping, stiffness, springref ``damping``, ``stiffness``, ``rest_q``
 armature, frictionloss        ``armature``, ``friction``
 actuatorfrcrange              ``effort_limit``
 position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
-                              (:mod:`jaxart.io.mjcf_actuators`)
-geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf_shapes`)
+                              (:mod:`jaxart.io.mjcf.actuators`)
+geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf.shapes`)
 hfield assets                 ``Heightfield`` shapes for world-body hfield geoms (compiled data)
-contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf_pairs`; per-pair friction/
+contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf.pairs`; per-pair friction/
                               solref/margin differing from the shapes' are reported) / filter pairs
-equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf_equality`)
+equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf.equality`)
 tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wrapping, pulleys;
-                              :mod:`jaxart.io.mjcf_tendons`); servos on
+                              :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
@@ -50,15 +50,15 @@ import mujoco
 import numpy as np
 
 from jaxart.io.entry import text_source
-from jaxart.io.mjcf_actuators import map_actuators
-from jaxart.io.mjcf_equality import add_equalities, equality_issues
-from jaxart.io.mjcf_joints import BALL, FREE, dof_configs, joint_issues, plan_body
-from jaxart.io.mjcf_math import IDENTITY, pose, rotated_inertia, xyzw
-from jaxart.io.mjcf_pairs import add_contact_pairs, pair_issues
-from jaxart.io.mjcf_refs import MjcfRefs
-from jaxart.io.mjcf_report import gravity_along_up, model_issues
-from jaxart.io.mjcf_shapes import add_collision_filters, add_geoms, add_sites
-from jaxart.io.mjcf_tendons import add_tendons, tendon_issues
+from jaxart.io.mjcf.actuators import map_actuators
+from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
+from jaxart.io.mjcf.equality import add_equalities, equality_issues
+from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
+from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
+from jaxart.io.mjcf.refs import MjcfRefs
+from jaxart.io.mjcf.report import gravity_along_up, model_issues
+from jaxart.io.mjcf.shapes import add_collision_filters, add_geoms, add_sites
+from jaxart.io.mjcf.tendons import add_tendons, tendon_issues
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import as_transform, np_transform_mul
 

@@ -1,5 +1,5 @@
 """USD export of a model as a UsdPhysics stage (:func:`export_model`; trajectories:
-:mod:`jaxart.io.usd_trajectory`).
+:mod:`jaxart.io.usd.trajectory`).
 
 ``export_model`` writes SI units (``metersPerUnit = kilogramsPerUnit = 1``) with the model's up axis:
 
@@ -11,15 +11,15 @@
   (bodies outside every articulation keep ``model.body_q``), so poses and joint frames agree;
 * joints: FIXED/REVOLUTE/PRISMATIC/BALL/DISTANCE as the typed UsdPhysics joints (1-DOF axes become the
   frames' X axis), D6 as a generic ``PhysicsJoint`` with ``LimitAPI`` locking the missing axes, both
-  joint frames rotated so that its axes are coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd_d6`;
+  joint frames rotated so that its axes are coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd.d6`;
   a D6 no rotation fits raises); FREE roots are left floating;
   limits/drives/``joint_q`` in USD's degrees; drives as ``DriveAPI`` with ``maxForce`` = effort limit;
-* shapes: :mod:`jaxart.io.usd_geom` with ``CollisionAPI``, a ``PhysicsMaterialAPI`` material (mu,
+* shapes: :mod:`jaxart.io.usd.geom` with ``CollisionAPI``, a ``PhysicsMaterialAPI`` material (mu,
   restitution) and ``FilteredPairsAPI`` for the model's filter pairs.
 
 Anything that cannot be written (heightfields, sites, tendons, equality and mimic constraints, explicit
 contact pairs, joint and shape parameters UsdPhysics has no attribute for, collision groups that keep
-colliders apart, BALL coordinates, …; :mod:`jaxart.io.usd_export_report`) is listed, with element names,
+colliders apart, BALL coordinates, …; :mod:`jaxart.io.usd.export_report`) is listed, with element names,
 in ONE ``UserWarning``.
 """
 
@@ -29,9 +29,9 @@ import warnings
 
 import numpy as np
 
-from jaxart.io.usd_d6 import d6_frame
-from jaxart.io.usd_export_report import unwritten
-from jaxart.io.usd_geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
+from jaxart.io.usd.d6 import d6_frame
+from jaxart.io.usd.export_report import unwritten
+from jaxart.io.usd.geom import WRITABLE, Names, check_path, new_stage, set_pose, write_shape
 from jaxart.sim.enums import GeoType, JointTargetMode, JointType
 from jaxart.sim.validate import np_quat_between, np_quat_mul
 
@@ -60,7 +60,7 @@ def export_model(model, path, *, shape_materials: bool = True) -> dict:
     Raises:
         TypeError / ValueError: Bad ``model`` or ``path``.
         NotImplementedError: FREE joints that are not articulation roots, D6 joints whose axes no rotation
-            of the joint frame maps onto coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd_d6`).
+            of the joint frame maps onto coordinate axes in X, Y, Z order (:mod:`jaxart.io.usd.d6`).
     """
     from jaxart.sim.model import Model
 

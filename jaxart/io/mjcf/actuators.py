@@ -9,7 +9,7 @@ human-readable issues for the importer's single warning.
 
 Actuators on a tendon (``trntype`` tendon) are collected per tendon by :func:`map_tendon_actuators` with the
 same classification: a servo becomes the tendon's drive (``target_ke = kp g²``, ``target_kd = kv g²``,
-``target_length = u/g``; :mod:`jaxart.io.mjcf_tendons`), a motor needs nothing in the model (its force
+``target_length = u/g``; :mod:`jaxart.io.mjcf.tendons`), a motor needs nothing in the model (its force
 ``gain·gear·ctrl`` is ``Control.tendon_f``). ``forcerange`` (and a motor's ``ctrlrange``) becomes the tendon's
 ``effort_limit`` (``|gear|·max|range|``, as for joints): exact for one actuator with a symmetric range; an
 asymmetric range, or limits on a tendon with several actuators (jaxart bounds their sum, MuJoCo each one),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from jaxart.io.mjcf_math import IDENTITY, axis_angle_transform, pose, solref_gains, translation
+from jaxart.io.mjcf.convert import IDENTITY, axis_angle_transform, pose, solref_gains, translation
 from jaxart.sim.configs import JointDofConfig
 from jaxart.sim.enums import MAXVAL, Axis, JointTargetMode, JointType
 from jaxart.sim.validate import np_transform_mul
@@ -141,7 +141,7 @@ def dof_configs(m, j: int, drives: dict, *, min_timeconst: float) -> list[JointD
     """``JointDofConfig`` per DOF of MuJoCo joint ``j`` (hinge/slide: 1, ball: 3, free: 6).
 
     Hinge/slide: range (when limited, else ±1e10), ``solreflimit`` → ``limit_ke/kd`` via
-    :func:`~jaxart.io.mjcf_math.solref_gains` with the DOF's effective inertia
+    :func:`~jaxart.io.mjcf.convert.solref_gains` with the DOF's effective inertia
     ``1/dof_invweight0``, damping, stiffness, springref → ``rest_q``, armature, frictionloss →
     ``friction``, ``actuatorfrcrange`` and actuator drives. Ball/free DOFs: damping, armature,
     friction and (ball) stiffness on X, Y, Z axes, no limits.
