@@ -13,10 +13,10 @@ from dyn_models import mixed_tree_spec, to_builder
 from helpers import MJX_HUMANOID, all_joints_builder, mjcf_model, random_coords
 
 import jaxart
-from jaxart.dynamics import aba_schedule as aba_schedule_module
 from jaxart.dynamics import eval_forward_dynamics, eval_mass_matrix
 from jaxart.dynamics.aba import aba_accelerations
-from jaxart.dynamics.aba_schedule import aba_schedule
+from jaxart.dynamics.engine import aba_schedule as aba_schedule_module
+from jaxart.dynamics.engine.aba_schedule import aba_schedule
 
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64

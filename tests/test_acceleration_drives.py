@@ -14,7 +14,7 @@ from jax.test_util import check_grads
 import jaxart
 from jaxart import JointDriveType
 from jaxart.dynamics import eval_joint_solver_forces, eval_mass_matrix
-from jaxart.dynamics.drive_inertia import drive_inertia
+from jaxart.dynamics.engine.drive_inertia import drive_inertia
 
 F64 = jnp.float64
 DT = 2e-3

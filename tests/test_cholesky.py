@@ -1,4 +1,4 @@
-"""Batch-minor dense Cholesky / triangular solves (``jaxart.dynamics.cholesky``)."""
+"""Batch-minor dense Cholesky / triangular solves (``jaxart.math.cholesky``)."""
 
 import jax
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
-from jaxart.dynamics import cholesky as ch  # noqa: E402
+from jaxart.math import cholesky as ch  # noqa: E402
 
 
 def _spd(rng, lead, n):

@@ -346,7 +346,7 @@ def test_vmap_over_states_and_masses_matches_loop(tree_model):
 
 @pytest.mark.parametrize("n", [1, 6, pytest.param(40, marks=pytest.mark.slow)])
 def test_dense_cholesky_solve_and_implicit_gradient(n):
-    from jaxart.dynamics.cholesky import UNROLL_MAX, cholesky, spd_solve
+    from jaxart.math.cholesky import UNROLL_MAX, cholesky, spd_solve
 
     assert 40 > UNROLL_MAX >= 6  # n = 40 exercises the fori_loop path, the others the unrolled one
     rng = np.random.default_rng(n)

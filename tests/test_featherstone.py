@@ -282,7 +282,7 @@ def test_construction_errors_and_contacts_seam():
     b.add_articulation([j0, j1])
     b.add_joint_ball(-1, c, label="closing")
     model = b.finalize(dtype=F64)
-    from jaxart.dynamics.constraint_rows import constraint_plan
+    from jaxart.dynamics.engine.constraint_rows import constraint_plan
 
     assert [lp[0] for lp in constraint_plan(model).loops] == [2]  # enforced by default (test_featherstone_constraints)
     assert constraint_plan(model, ignore_loop_joints=True).empty

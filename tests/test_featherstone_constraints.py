@@ -14,7 +14,7 @@ import pytest
 from equality_models import INERTIA, chain_builder, fourbar_builder, residual_norms
 
 import jaxart
-from jaxart.dynamics.constraint_rows import constraint_plan
+from jaxart.dynamics.engine.constraint_rows import constraint_plan
 from jaxart.math import transform_point
 from jaxart.sim.validate import np_quat_mul, np_transform_inverse, np_transform_mul
 from jaxart.solvers import SolverFeatherstone, SolverMuJoCo

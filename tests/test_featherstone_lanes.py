@@ -9,7 +9,7 @@ import pytest
 from helpers import MJX_HUMANOID, mjcf_model, quat_from_axis_angle_np, random_coords
 
 import jaxart
-from jaxart.dynamics.aba_schedule import aba_schedule
+from jaxart.dynamics.engine.aba_schedule import aba_schedule
 from jaxart.solvers import SolverFeatherstone
 
 jax.config.update("jax_enable_x64", True)

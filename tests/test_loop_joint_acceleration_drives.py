@@ -1,4 +1,4 @@
-"""ACCELERATION drives on loop-closing joints (:func:`jaxart.dynamics.drive_inertia.loop_drive_inertia`).
+"""ACCELERATION drives on loop-closing joints (:func:`jaxart.dynamics.engine.drive_inertia.loop_drive_inertia`).
 
 Oracle: a body on a FREE root hung from the world by a loop-closing REVOLUTE joint about the vertical (gravity exerts
 no torque about it), its hinge driven by an acceleration drive: the effective inertia of the hinge in the constrained
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.constraint_rows import constraint_plan
-from jaxart.dynamics.dense_solve import Constraints
-from jaxart.dynamics.drive_inertia import loop_drive_inertia
-from jaxart.dynamics.loop_axes import loop_axis_plan
+from jaxart.dynamics.engine.constraint_rows import constraint_plan
+from jaxart.dynamics.engine.dense_solve import Constraints
+from jaxart.dynamics.engine.drive_inertia import loop_drive_inertia
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan
 from jaxart.kinematics.fk import base_bodies
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
 from jaxart.solvers import SolverFeatherstone

@@ -1,4 +1,4 @@
-"""Drives, limits and armature on loop-closing joints in SolverFeatherstone (:mod:`jaxart.dynamics.loop_axes`).
+"""Drives, limits and armature on loop-closing joints in SolverFeatherstone (:mod:`jaxart.dynamics.engine.loop_axes`).
 
 Oracles: the same mechanism with the term on an equivalent tree joint (a parallelogram's loop angle equals its
 rocker's angle; a slider closed by a PRISMATIC loop joint equals the tree slider), closed-form statics (a driven
@@ -18,7 +18,7 @@ from equality_models import INERTIA, fourbar_builder
 from scipy.optimize import brentq
 
 import jaxart
-from jaxart.dynamics.loop_axes import loop_axis_plan, loop_coordinates
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_coordinates
 from jaxart.sim.validate import np_quat_mul, np_transform_mul
 from jaxart.solvers import SolverFeatherstone
 

@@ -18,7 +18,7 @@ import pytest
 
 import jaxart
 from jaxart.dynamics import eval_inverse_dynamics_force, eval_joint_solver_forces
-from jaxart.dynamics.loop_axes import loop_axis_plan, loop_axis_rates, loop_coordinates
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_axis_rates, loop_coordinates
 from jaxart.solvers import SolverFeatherstone
 
 jax.config.update("jax_enable_x64", True)

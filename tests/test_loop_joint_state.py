@@ -16,7 +16,7 @@ import pytest
 from equality_models import fourbar_builder
 
 import jaxart
-from jaxart.dynamics.loop_axes import loop_joint_state, loop_state_plan
+from jaxart.dynamics.engine.loop_axes import loop_joint_state, loop_state_plan
 from jaxart.solvers import SolverFeatherstone
 
 jax.config.update("jax_enable_x64", True)

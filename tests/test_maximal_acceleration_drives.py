@@ -19,7 +19,7 @@ import pytest
 
 import jaxart
 from jaxart import JointDriveType
-from jaxart.dynamics.drive_inertia import drive_inertia
+from jaxart.dynamics.engine.drive_inertia import drive_inertia
 from jaxart.solvers.maximal.drive_inertia import joint_drive_inertia
 from jaxart.solvers.maximal.integrate import inverse_mass_properties
 

@@ -2,7 +2,7 @@
 
 Oracles: the reduced-coordinate tendon functions of :mod:`jaxart.dynamics.tendons` (lengths, rates, joint
 forces), the spring law at static equilibrium (joint-space force balance ``Jᵀ f = joint springs − joint_f``
-with ``J`` from :func:`~jaxart.dynamics.tendon_terms.tendon_jacobian`), and MuJoCo C (``mj_step``) over a short
+with ``J`` from :func:`~jaxart.dynamics.engine.tendon_terms.tendon_jacobian`), and MuJoCo C (``mj_step``) over a short
 horizon. All float64 (conftest). The rollouts are jitted once per solver and model structure (the scenarios
 differ only in traced values), to keep the compile count low; still, every rollout test compiles a solver step
 (about a minute each on the shared 2-core machine), so they are in the slow tier and the default run checks the
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.tendon_terms import tendon_jacobian
+from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
 from jaxart.dynamics.tendons import (
     eval_tendon_actuator_forces,
     eval_tendon_forces,

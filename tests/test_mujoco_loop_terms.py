@@ -1,6 +1,6 @@
 """SolverMuJoCo: terms on loop-closing joints — rate actuators (damping and drive damping on multi-axis D6 loops,
 damping on loop FREE joints), ACCELERATION drives and ``Control.joint_f`` on loop joints, checked against
-SolverFeatherstone's loop axes (:mod:`jaxart.dynamics.loop_axes`) on a parallelogram closed at one corner."""
+SolverFeatherstone's loop axes (:mod:`jaxart.dynamics.engine.loop_axes`) on a parallelogram closed at one corner."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from equality_models import F64, fourbar_builder
 
 import jaxart
-from jaxart.dynamics.loop_axes import loop_axis_plan, loop_coordinates
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_coordinates
 from jaxart.solvers import SolverFeatherstone, SolverMuJoCo
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.loop_rates import update_rate_model
@@ -223,7 +223,7 @@ def test_loop_joint_f_wrenches_are_featherstones_generalized_force(kind):
     """The body wrenches of ``joint_f`` on a loop FREE joint (force at the child COM, tilted parent anchor) or BALL
     joint exert on the tree DOFs exactly SolverFeatherstone's ``J_Lᵀ f`` (``J_L`` the loop axes' rows)."""
     from jaxart.dynamics import eval_generalized_external_force
-    from jaxart.dynamics.loop_axes import loop_axis_rates
+    from jaxart.dynamics.engine.loop_axes import loop_axis_rates
     from jaxart.solvers.mujoco.loop_forces import loop_joint_wrenches
 
     if kind == "free":

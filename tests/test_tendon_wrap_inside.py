@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.tendon_terms import tendon_jacobian
+from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
 from jaxart.dynamics.tendons import _kinematics
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapSite

@@ -450,7 +450,7 @@ def test_implicit_tendon_limit_holds_a_pushed_slider():
 @pytest.mark.slow
 def test_tendon_jacobian_maps_joint_velocities_to_length_rates():
     """``J q̇ = L̇`` (the rows of the implicit terms) on the chain and on a free body (COM-velocity convention)."""
-    from jaxart.dynamics.tendon_terms import tendon_jacobian
+    from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
 
     chain = _chain()[0].finalize(dtype=jnp.float64)
     b = jaxart.ModelBuilder()

@@ -36,7 +36,7 @@ def _tendon_armature_force(model, state: State, joint_qdd) -> jnp.ndarray:
     nd = model.joint_dof_count
     if not model.tendon.tendon_count:  # static
         return jnp.zeros((nd,), state.joint_qd.dtype)
-    from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
+    from jaxart.dynamics.engine.tendon_terms import tendon_jacobian_rate
 
     jac, bias = tendon_jacobian_rate(model, state.joint_q, state.joint_qd, state.body_q)
     jac = jnp.where(dynamics_layout(model).in_tree_dof, jac, 0.0)  # loop-joint DOFs carry no inverse dynamics

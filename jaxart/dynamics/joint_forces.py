@@ -162,7 +162,7 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         dt: Time step.
         implicit: Fold stiffness/damping into the matrix.
         friction_eps: Velocity scale of the smooth Coulomb friction ``−μ tanh(q̇/ε)``.
-        drive_inertia: ``(nd,)`` effective inertias (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`)
+        drive_inertia: ``(nd,)`` effective inertias (:func:`~jaxart.dynamics.engine.drive_inertia.drive_inertia`)
             that scale the gains of ``ACCELERATION`` drives; required when the model has any.
         limit_impulse: ``joint_effort_limit`` is an impulse per step (PhysX without
             ``eDRIVE_LIMITS_ARE_FORCES``): the drive force is clamped to ``effort_limit / dt``.

@@ -42,7 +42,7 @@ def tendon_armature_blocks(model, lay: DynamicsLayout, joint_q: jnp.ndarray, bod
     A tendon spanning two articulations also couples their blocks; those off-diagonal blocks have no place in the
     per-articulation layout and are left out (the solvers and :func:`~jaxart.eval_forward_dynamics` apply them).
     """
-    from jaxart.dynamics.tendon_terms import tendon_jacobian
+    from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
 
     if not model.tendon.tendon_count:  # static
         return jnp.zeros((*lay.dof_index.shape, lay.max_dofs), joint_q.dtype)

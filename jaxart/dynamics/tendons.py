@@ -34,7 +34,7 @@ force ``−a J̇q̇`` along the tendon (``J = ∂L̇/∂q̇``; together ``−a J
 A tendon's actuator adds ``f_act = tendon_f + ke_t (L* − L) + kd_t (L̇* − L̇)`` (``Control.tendon_f``,
 ``tendon_target_length``/``velocity``; gains ``Model.tendon_target_ke/kd``), clamped to ``±tendon_effort_limit``
 (MuJoCo's ``forcerange``). ``SolverFeatherstone`` applies all of it implicitly by default (the stiffness and
-damping at the end-of-step length and rate, :mod:`jaxart.dynamics.tendon_terms`), explicitly with
+damping at the end-of-step length and rate, :mod:`jaxart.dynamics.engine.tendon_terms`), explicitly with
 ``drive="explicit"``; an implicit actuator is clamped like a joint drive with an effort limit: the force with the
 look-ahead ``tendon_f + ke_t (L* − L − dt L̇) + kd_t (L̇* − L̇)`` is clamped, and a saturated actuator drops its
 gains from the implicit rows (a constant force).
@@ -181,7 +181,7 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
         control: Control (``tendon_f`` and drive targets) or ``None``.
         joint_q, joint_qd, body_q, body_qd: The step's starting state.
         dt: Time step [s].
-        implicit: Linearise the forces at the end of the step (:mod:`jaxart.dynamics.tendon_terms`).
+        implicit: Linearise the forces at the end of the step (:mod:`jaxart.dynamics.engine.tendon_terms`).
         friction_eps: Velocity scale ``ε`` [m/s] of the smooth Coulomb friction (the solver's
             ``friction_smoothing``).
 
@@ -192,7 +192,7 @@ def tendon_step_loads(model: Model, control, joint_q, joint_qd, body_q, body_qd,
         friction's slope). The actuator force is clamped by ``tendon_effort_limit`` (implicit: with its
         look-ahead, and a saturated actuator leaves ``K``, ``D``; module docstring).
     """
-    from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
+    from jaxart.dynamics.engine.tendon_terms import tendon_jacobian_rate
 
     length, speed, spatial = _kinematics(model, joint_q, joint_qd, body_q, body_qd)
     passive = tendon_scalar_forces(model, length, speed)

@@ -1,6 +1,7 @@
 """Rate actuators of the MuJoCo bridge: velocity terms on loop-closing joints whose rates no fixed site pair measures.
 
-SolverFeatherstone's rate of a loop joint's axis (:mod:`jaxart.dynamics.loop_axes`) is ``q̇_k = g_k · R_Pᵀ (v, ω)``:
+SolverFeatherstone's rate of a loop joint's axis (:mod:`jaxart.dynamics.engine.loop_axes`) is
+``q̇_k = g_k · R_Pᵀ (v, ω)``:
 ``(v, ω)`` the child's twist relative to the parent body's motion at a point ``x`` (the child anchor for D6 linear
 axes, the child COM for FREE/DISTANCE joints), in the parent-anchor frame ``R_P``, and ``g_k`` the axis's covector
 (D6 linear: row ``k`` of ``(L Lᵀ)⁻¹ L``; D6 angular: the Euler-chain covector ``cov_k(q_rel)``; FREE/DISTANCE: the
@@ -192,7 +193,7 @@ def rate_plan(mj_model: mujoco.MjModel, rec) -> RatePlan | None:
 def update_rate_model(m, plan: RatePlan, model, body_q: jnp.ndarray):
     """``m`` (an ``mjx.Model``) with the rate actuators' reference-site positions and angular gears at ``body_q``
     (jittable; module docstring)."""
-    from jaxart.dynamics.loop_axes import _angles
+    from jaxart.dynamics.engine.loop_axes import _angles
 
     dtype = m.site_pos.dtype
     ident = jnp.asarray(_IDENT, dtype)

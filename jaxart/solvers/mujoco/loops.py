@@ -44,7 +44,7 @@ a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the c
 loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
 tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
 above, ``step`` writes them back, and before each step
-they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
+they are re-measured from the tree (:func:`jaxart.dynamics.engine.loop_axes.loop_coordinates`, SolverFeatherstone's loop
 coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
 loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass
 ``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo rejects massless moving bodies): a ~1e-6 relative perturbation
@@ -270,7 +270,7 @@ def measure_loop_coords(layout, model, joint_q, joint_qd, body_q):
     """``(joint_q, joint_qd)`` with the auxiliary-body loop joints' entries measured from the tree (jittable)."""
     if not layout.loop_axes:
         return joint_q, joint_qd
-    from jaxart.dynamics.loop_axes import LoopAxes, loop_coordinates
+    from jaxart.dynamics.engine.loop_axes import LoopAxes, loop_coordinates
 
     return loop_coordinates(model, joint_q, joint_qd, body_q, LoopAxes(layout.loop_axes))[:2]
 

@@ -1,7 +1,7 @@
 """Bilateral constraint rows of the reduced-coordinate solve: loop-closing joints, equality and mimic constraints.
 
 Every constraint contributes scalar rows ``g_r(q) = 0`` with a Jacobian row ``G_r`` over the flat DOF slots of
-all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics.contact_terms`), so
+all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics.engine.contact_terms`), so
 ``ġ_r = G_r q̇``. The rows (all positions and directions in world coordinates):
 
 * **loop-closing joint** (outside every articulation; parent anchor frame ``P = X_wp·X_p``, child anchor
@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.contact_terms import body_slot_masks
+from jaxart.dynamics.engine.contact_terms import body_slot_masks
 from jaxart.dynamics.layout import DynamicsLayout
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
 from jaxart.sim.enums import EqType, JointType
@@ -81,7 +81,8 @@ def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPla
         ignore_loop_joints: Leave loop-closing joints out (the tree is simulated without them).
 
     Returns:
-        The :class:`ConstraintPlan` (the free axes' drives, limits and armature: :mod:`jaxart.dynamics.loop_axes`).
+        The :class:`ConstraintPlan` (the free axes' drives, limits and armature:
+        :mod:`jaxart.dynamics.engine.loop_axes`).
     """
     return _plan(model.topology, model.equality, bool(ignore_loop_joints), _hard_distance(model))
 

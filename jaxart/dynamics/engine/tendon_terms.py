@@ -9,7 +9,7 @@ step's start: with ``J`` the tendon's ``(1, nv)`` length Jacobian (``L̇ = J q̇
 ``f' = f − K dt L̇ − (D dt + K dt²) J q̈``,
 
 so the joint-space system of the step gains ``Σ_t w_t J_tᵀ J_t`` with ``w_t = D dt + K dt²`` (a rank-one
-term per tendon, solved by :func:`~jaxart.dynamics.dense_solve.dense_accelerations` as its ``lowrank``
+term per tendon, solved by :func:`~jaxart.dynamics.engine.dense_solve.dense_accelerations` as its ``lowrank``
 argument), and the right-hand side the loads of ``f − K dt L̇``, applied like explicit tendon forces
 (fixed: ``c·f`` on the joints; spatial: point forces on the links). ``K`` and ``D`` are non-negative,
 so the added term is positive semi-definite and a tendon spring alone never adds energy.
@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.contact_terms import body_slot_masks
+from jaxart.dynamics.engine.contact_terms import body_slot_masks
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import dof_columns
 

@@ -12,7 +12,7 @@ semi-implicit Euler advances velocities at the current configuration. The body e
 ``f = I a + p`` therefore gains the 6×6 impedance ``dt·K`` on its inertia and
 ``−(s·F0 − K V_b + dt·K C_b)`` on its bias: an added articulated inertia, exactly what the backward
 pass of the algorithm absorbs in ``O(n)``. It is the same linear system as the dense world solve of
-:mod:`jaxart.dynamics.contact_terms` (used for single worlds, derivatives and body–body contacts).
+:mod:`jaxart.dynamics.engine.contact_terms` (used for single worlds, derivatives and body–body contacts).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics import lane_spatial as ls
-from jaxart.dynamics.aba_schedule import aba_schedule
+from jaxart.dynamics.engine import lane_spatial as ls
+from jaxart.dynamics.engine.aba_schedule import aba_schedule
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.math import soa
 from jaxart.math.static_index import take_rows

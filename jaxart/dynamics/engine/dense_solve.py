@@ -2,7 +2,7 @@
 
 Derivatives of :func:`dense_accelerations` are implicit. The accelerations ``x`` solve
 ``r(inputs, x) = A x + C q̇ + g − Jᵀ f_ext − τ = 0`` with ``A = H + diag(e)`` (plus the DISTANCE-limit
-dyads and the implicit contact terms ``dt·Σ JᵀWJ`` of :mod:`jaxart.dynamics.contact_terms`, which solve
+dyads and the implicit contact terms ``dt·Σ JᵀWJ`` of :mod:`jaxart.dynamics.engine.contact_terms`, which solve
 all articulation blocks as one world system), so ``A ẋ = −∂r/∂inputs · inputs_dot``. ``r`` at a fixed
 ``x`` is one RNEA pass, and ``A⁻¹`` reuses the primal Cholesky factor. Neither mode differentiates the
 mass matrix or the factorisation. Humanoid, 100-step rollout gradient: batch 1 21.5 → 18.9 ms, ``vmap``
@@ -19,18 +19,18 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxart.dynamics.cholesky import cho_solve, cholesky, spd_solve
-from jaxart.dynamics.constraint_rows import ConstraintPlan, constraint_rows
-from jaxart.dynamics.contact_terms import contact_apply, contact_matrix, contact_rhs, row_jacobians
 from jaxart.dynamics.convert import joint_f_to_generalized
+from jaxart.dynamics.engine.constraint_rows import ConstraintPlan, constraint_rows
+from jaxart.dynamics.engine.contact_terms import contact_apply, contact_matrix, contact_rhs, row_jacobians
+from jaxart.dynamics.engine.loop_axes import LoopAxes, loop_axis_terms
+from jaxart.dynamics.engine.tendon_terms import lowrank_apply, lowrank_matrix
 from jaxart.dynamics.joint_forces import dyad_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
-from jaxart.dynamics.loop_axes import LoopAxes, loop_axis_terms
 from jaxart.dynamics.mass_matrix import crba
 from jaxart.dynamics.motion import block_terms, dof_columns
 from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
-from jaxart.dynamics.tendon_terms import lowrank_apply, lowrank_matrix
 from jaxart.math import small
+from jaxart.math.cholesky import cho_solve, cholesky, spd_solve
 
 
 def _free_mask(lay: DynamicsLayout) -> jnp.ndarray:
@@ -144,11 +144,11 @@ class Constraints(NamedTuple):
     """Static options of the bilateral constraint rows in the dense solve (hashable).
 
     Attributes:
-        plan: :class:`~jaxart.dynamics.constraint_rows.ConstraintPlan` of the model.
+        plan: :class:`~jaxart.dynamics.engine.constraint_rows.ConstraintPlan` of the model.
         stabilization: Baumgarte factor ``β`` ∈ (0, 1]: the end-of-step velocity removes ``β·g/dt`` of
             the position error ``g`` (1: the whole error in one step).
         regularization: Relative regularisation ``ρ`` of the constraint Schur complement (redundant rows).
-        axes: :class:`~jaxart.dynamics.loop_axes.LoopAxes` of the loop joints whose free axes carry drives,
+        axes: :class:`~jaxart.dynamics.engine.loop_axes.LoopAxes` of the loop joints whose free axes carry drives,
             limits, armature or passive terms (implicit joint forces along their Jacobian rows), or ``None``.
     """
 
@@ -208,7 +208,7 @@ def _initial_poses(model, body_q_base, opts):
 
 
 def _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad):
-    """``h``/``rhs`` (world block) plus the loop axes' implicit terms of :mod:`jaxart.dynamics.loop_axes`."""
+    """``h``/``rhs`` (world block) plus the loop axes' implicit terms of :mod:`jaxart.dynamics.engine.loop_axes`."""
     if opts is None or not opts.has_axes:
         return h, rhs
     m, b = loop_axis_terms(model, dynamics_layout(model), terms, opts.axes, free, joint_f, tau_extra, d_extra, dyad)
@@ -249,7 +249,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     factorisation are never differentiated (reverse mode keeps only the RNEA linearisation and the
     factor). With constraint rows the system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
     ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
-    The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.loop_axes`) are part of ``A`` and of the residual.
+    The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.engine.loop_axes`) are part of ``A`` and of the residual.
     """
     model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt, lowrank = primals
     t_model, t_q, t_qd, t_base, *t_rest = tangents
@@ -304,11 +304,11 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
     Arguments as :data:`~jaxart.dynamics.aba.aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
     ``w wᵀ`` of :func:`~jaxart.dynamics.joint_forces.joint_forces` (implicit DISTANCE limits) to ``H``, and
     ``contact`` (:class:`~jaxart.contact.implicit.ImplicitContactRows`) the implicit contact terms of
-    :mod:`jaxart.dynamics.contact_terms` (the articulation blocks are then solved as one world system, so
+    :mod:`jaxart.dynamics.engine.contact_terms` (the articulation blocks are then solved as one world system, so
     contacts between articulations couple them). ``constraints`` (:class:`Constraints`, with the step's
-    ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.constraint_rows` as hard constraints on the
+    ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.engine.constraint_rows` as hard constraints on the
     end-of-step velocity (a saddle-point solve by the Schur complement, one world system). ``lowrank``
-    ``(J (k, nd), w (k,))`` adds ``Σ_k w_k J_kᵀ J_k`` (implicit tendons, :mod:`jaxart.dynamics.tendon_terms`;
+    ``(J (k, nd), w (k,))`` adds ``Σ_k w_k J_kᵀ J_k`` (implicit tendons, :mod:`jaxart.dynamics.engine.tendon_terms`;
     one world system). Derivatives are
     implicit (see :func:`_accelerations_jvp`): one RNEA linearisation and two triangular solves with the
     primal factor, instead of differentiating ``H``.

@@ -1,7 +1,7 @@
 """Free axes of loop-closing joints: their coordinates, Jacobian rows and implicit joint forces.
 
 A loop-closing joint (outside every articulation) has no coordinates in the reduced system: its locked
-directions are the hard rows of :mod:`jaxart.dynamics.constraint_rows`. Its free axes still carry the
+directions are the hard rows of :mod:`jaxart.dynamics.engine.constraint_rows`. Its free axes still carry the
 per-DOF joint terms of a tree joint — drive, limits, spring, damping, friction, armature — measured from
 the parent and child anchor frames ``P = X_wp·X_p`` and ``C = X_wc·X_c``, each coordinate ``q_L`` with a
 Jacobian row ``J_L`` over the flat DOF slots (``q̇_L = J_L q̇``):
@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.constraint_rows import _Frames
+from jaxart.dynamics.engine.constraint_rows import _Frames
 from jaxart.dynamics.integrate import integrate_coords
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import dof_columns

@@ -7,11 +7,11 @@ is how PhysX scales its drive impulses by the joint's unit response. A drive for
 alone then accelerates it by exactly ``a``, whatever the link masses; other forces (gravity, velocity
 products, other joints' drives) still act through the coupled dynamics. Kinematic DOFs get ``m_i = 1``.
 
-Free axes of loop-closing joints (:mod:`jaxart.dynamics.loop_axes`, Jacobian row ``J`` of the axis's coordinate)
+Free axes of loop-closing joints (:mod:`jaxart.dynamics.engine.loop_axes`, Jacobian row ``J`` of the axis's coordinate)
 get ``m_L = 1 / (J W Jᵀ)`` with ``W = A⁻¹ − A⁻¹Gᵀ (G A⁻¹ Gᵀ + R)⁻¹ G A⁻¹`` the response of the constrained
 system: ``A`` the mass matrix with armature (the loop axes' armature ``Jᵀ diag(a) J`` included), ``G`` the hard
 rows of the loop joints and equality/mimic constraints with their regularisation ``R``
-(:mod:`jaxart.dynamics.dense_solve`). A loop axis's coordinate only moves with its joint's locked directions
+(:mod:`jaxart.dynamics.engine.dense_solve`). A loop axis's coordinate only moves with its joint's locked directions
 held, so its unit response is taken with the rows enforced: a REVOLUTE loop joint hanging a free body from the
 world then has ``m_L`` = the body's inertia about the hinge, as the tree REVOLUTE joint in its place. Tree DOFs
 keep the articulation's ``1/(H⁻¹)_ii`` (PhysX's articulation unit response, loop rows not included), so the
@@ -23,16 +23,16 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.cholesky import spd_solve
-from jaxart.dynamics.constraint_rows import constraint_rows
-from jaxart.dynamics.dense_solve import _fixed_rows, _free_mask, _initial_poses, _world_matrix
+from jaxart.dynamics.engine.constraint_rows import constraint_rows
+from jaxart.dynamics.engine.dense_solve import _fixed_rows, _free_mask, _initial_poses, _world_matrix
+from jaxart.dynamics.engine.loop_axes import loop_axis_rows
 from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import loop_axis_rows
 from jaxart.dynamics.mass_matrix import block_armature, crba
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import scatter_dofs
 from jaxart.kinematics.fk import base_bodies
+from jaxart.math.cholesky import spd_solve
 
 __all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base", "loop_drive_inertia",
            "reject_acceleration_drives"]
@@ -78,7 +78,7 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
         model: The model.
         joint_q: ``(joint_coord_count,)`` coordinates.
         base_q: ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.
-        constraints: :class:`~jaxart.dynamics.dense_solve.Constraints` with loop axes.
+        constraints: :class:`~jaxart.dynamics.engine.dense_solve.Constraints` with loop axes.
         m_eff: ``(joint_dof_count,)`` effective inertias of the tree DOFs (:func:`drive_inertia`).
 
     Returns:
