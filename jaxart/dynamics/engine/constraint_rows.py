@@ -40,6 +40,7 @@ import numpy as np
 
 from jaxart.dynamics.engine.contact_terms import body_slot_masks
 from jaxart.dynamics.layout import DynamicsLayout
+from jaxart.laws.equality import connect_anchor2, joint_polynomial
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
 from jaxart.sim.enums import EqType, JointType
 
@@ -251,8 +252,7 @@ def _equality_rows(model, fr: _Frames, plan: ConstraintPlan, body_q0):
         anchor = model.equality_constraint_anchor[k].astype(fr.dtype)
         x1_0 = jnp.asarray(_IDENT, fr.dtype) if b1 < 0 else body_q0[b1]
         x2_0 = jnp.asarray(_IDENT, fr.dtype) if b2 < 0 else body_q0[b2]
-        world0 = transform_point(x1_0, anchor)
-        local2 = quat_rotate(quat_conjugate(x2_0[3:]), world0 - x2_0[:3])
+        local2 = connect_anchor2(x1_0, x2_0, anchor)
         p1, p2 = transform_point(fr.pose(b1), anchor), transform_point(fr.pose(b2), local2)
         out += _gated([_linear_rows(fr, b1, p1, b2, p2, eye)], on[k])
     for k, b1, b2 in plan.weld:
@@ -274,9 +274,7 @@ def _joint_rows(model, joint_q, n_slots: int, slot_of: np.ndarray, plan: Constra
     for k, q1, d1, q2, d2 in plan.joint:
         c = model.equality_constraint_polycoef[k].astype(dtype)
         x = joint_q[q2].astype(dtype) if q2 >= 0 else jnp.zeros((), dtype)
-        powers = x ** jnp.arange(5, dtype=dtype)
-        value = c @ powers
-        slope = c[1:] @ (jnp.arange(1, 5, dtype=dtype) * powers[:4])
+        value, slope = joint_polynomial(c, x)
         row = _unit(n_slots, slot_of, d1, dtype) - (slope * _unit(n_slots, slot_of, d2, dtype) if q2 >= 0 else 0.0)
         out += _gated([(row[None], (joint_q[q1].astype(dtype) - value)[None])], on[k])
     for k, q0, d0, q1, d1 in plan.mimic:

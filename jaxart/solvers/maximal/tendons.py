@@ -36,6 +36,7 @@ import numpy as np
 
 from jaxart.dynamics.tendon_path import spatial_gradients
 from jaxart.dynamics.tendons import _points, tendon_actuator_forces, tendon_friction, tendon_scalar_forces
+from jaxart.laws.angles import nearest_turn
 from jaxart.math import quat_rotate, quat_twist_angle
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
@@ -165,7 +166,7 @@ def _fixed_terms(model, lay: TendonLayout, body_q, q_ref):
     q_lin = jnp.sum(a_w * fr.x_err[j], -1)
     angle = quat_twist_angle(axis, fr.q_rel[j])
     ref = q_ref[lay.fixed_coord]
-    angle = angle + 2.0 * jnp.pi * jnp.round((ref - angle) / (2.0 * jnp.pi))
+    angle = nearest_turn(angle, ref)
     q = jnp.where(is_lin, q_lin, angle)
     lever_c = fr.r_c[j]
     lever_p = fr.r_p[j] + fr.x_err[j]  # the child anchor point, seen from the parent COM

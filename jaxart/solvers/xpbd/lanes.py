@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.ik_lanes import ik_lanes, unpack_inputs
+from jaxart.laws.angles import wrap_angle
+from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
@@ -158,12 +160,11 @@ def _solve_drives(st, b, jd, dr, lam, dt):
     dlam = []
     not_ball = mask(~np.isin(st.jtype, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))
     for k in range(6):
-        on = dr["stiffness"][k] > 0.0
-        alpha = jnp.where(on, 1.0 / jnp.where(on, dr["stiffness"][k], 1.0), 0.0) / (dt * dt)
+        alpha, on = drive_compliance(dr["stiffness"][k], dt)
         c = coord[k] - dr["target"][k]
         if k >= 3:  # angle errors (not rotation vectors) wrapped into [-pi, pi) (joints.wrap_angular_error)
-            c = jnp.where(not_ball, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
-        dlam.append(jnp.where(on, s.xpbd_delta(c, lam[k], w[k], alpha), 0.0))
+            c = jnp.where(not_ball, wrap_angle(c), c)
+        dlam.append(jnp.where(on, xpbd_delta(c, lam[k], w[k], alpha), 0.0))
     p = tuple(s.total(axes[k][i] * dlam[k] for k in range(3)) for i in range(3))
     a = tuple(s.total(cov[k][i] * dlam[3 + k] for k in range(3)) for i in range(3))
     lin, a1 = _lin_impulse(st, nb1, fr, p)
@@ -203,7 +204,7 @@ def _solve_linear(st, b, jd, lam, dt, opt: LaneOptions):
     c, n, w = s.stage(lambda *a: _linear_rows(st, *a), b, jd, fr)
 
     def rows(c, n, w, lam, fr):
-        dlam = opt.lin_relax * s.xpbd_delta(c, lam, w, opt.lin_compliance / (dt * dt))
+        dlam = opt.lin_relax * xpbd_delta(c, lam, w, opt.lin_compliance / (dt * dt))
         dlam = jnp.where(c > 0.0, dlam, 0.0)
         p = s.scale(n, dlam)
         return p, s.cross(fr.r_c, p), s.cross(fr.r_p, p), lam + dlam
@@ -252,7 +253,7 @@ def _solve_angular(st, b, jd, lam, dt, opt: LaneOptions):
     def rows(c, g, w, lam):
         dlam = []
         for k in range(4):
-            d = opt.ang_relax * s.xpbd_delta(c[k], lam[k], w[k], opt.ang_compliance / (dt * dt))
+            d = opt.ang_relax * xpbd_delta(c[k], lam[k], w[k], opt.ang_compliance / (dt * dt))
             dlam.append(jnp.where(c[k] != 0.0, d, 0.0))
         a = tuple(s.total(g[k][i] * dlam[k] for k in range(4)) for i in range(3))
         return a, tuple(lam[k] + dlam[k] for k in range(4))

@@ -126,13 +126,6 @@ def rotation_vector(q) -> tuple:
     return scale(v, k)
 
 
-def xpbd_delta(c, lam, w, alpha_tilde):
-    """``Δλ = (−C − α̃ λ) / (w + α̃)`` (0 where ``w + α̃ ≤ 0``)."""
-    den = w + alpha_tilde
-    ok = den > 0.0
-    return jnp.where(ok, (-c - alpha_tilde * lam) / jnp.where(ok, den, 1.0), 0.0)
-
-
 class Bodies(NamedTuple):
     """Per-body SoA data at an iterate (world row last): poses, world COMs, inverse mass and world inverse inertia."""
 

@@ -43,9 +43,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jaxart.dynamics.tendons import tendon_controls, tendon_limit_bounds
+from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math.small import matvec
 from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_speeds, tendon_wrenches
-from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, xpbd_delta
+from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies
 
 __all__ = ["TendonRows", "initial_lambda", "solve_tendons", "tendon_rows"]
 
@@ -134,8 +135,7 @@ def solve_tendons(model, rows: TendonRows, q, lam, inv_m, inv_i, dt):
     dtype = q.dtype
     b = make_bodies(model, q, inv_m, inv_i)
     ent = tendon_entries(model, q, rows.q_ref)
-    on = rows.stiffness > 0.0
-    alpha_t = jnp.where(on, 1.0 / jnp.where(on, rows.stiffness, 1.0), 0.0) / (dt * dt)
+    alpha_t, on = drive_compliance(rows.stiffness, dt)
     dlam = jnp.where(on, xpbd_delta(ent.length - rows.target, lam[0], _weights(b, ent), alpha_t), 0.0)
     q = _project(model, b, ent, dlam.astype(dtype))
     b = make_bodies(model, q, inv_m, inv_i)
