@@ -146,11 +146,11 @@ def test_smooth_rejects_bad_length():
 def test_smooth_friction_ratio_has_finite_gradients_for_a_vanishing_cone():
     """A body sliding far above the floor has a tiny positive cone limit: the ratio saturates to L/|v_t|
     without evaluating kf·|v_t|/L (its derivative overflowed and gave NaN)."""
-    from jaxart.contact.penalty import _smooth_friction_ratio
+    from jaxart.contact.penalty import smooth_friction_ratio
 
     vt = jnp.array([[1.0, 0.0, 0.0]])
     for lim in (1e-30, 1e-20, 1e-3, 1e4):
-        f = lambda limit: _smooth_friction_ratio(jnp.array([limit]), jnp.array([1e3]), vt)[0]  # noqa: E731
+        f = lambda limit: smooth_friction_ratio(jnp.array([limit]), jnp.array([1e3]), vt)[0]  # noqa: E731
         value, grad = jax.value_and_grad(f)(lim)
         assert np.isfinite(value) and np.isfinite(grad)
         np.testing.assert_allclose(value, lim * np.tanh(1e3 / lim), rtol=1e-6)

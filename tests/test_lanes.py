@@ -116,14 +116,14 @@ def test_plain_formulation_for_single_worlds_and_derivatives():
 
 
 def test_integrate_coords_batched_matches_per_world():
-    from jaxart.dynamics.integrate import _integrate_plain, integrate_coords
+    from jaxart.dynamics.integrate import integrate_coords, integrate_plain
 
     model = all_joints_builder().finalize(dtype=F64)
     qs, qds = zip(*[random_coords(model, np.random.default_rng(k)) for k in range(3)], strict=True)
     q, qd, dt = jnp.stack(qs), jnp.stack(qds), jnp.asarray(0.01)
     out = jax.jit(jax.vmap(integrate_coords, in_axes=(None, 0, 0, None)))(model, q, qd, dt)
     for k in range(3):
-        np.testing.assert_allclose(out[k], _integrate_plain(model, q[k], qd[k], dt), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(out[k], integrate_plain(model, q[k], qd[k], dt), rtol=1e-12, atol=1e-14)
     # unbatched coordinates with batched velocities (the first step of a vmapped rollout)
     out = jax.jit(jax.vmap(integrate_coords, in_axes=(None, None, 0, None)))(model, q[0], qd, dt)
-    np.testing.assert_allclose(out[2], _integrate_plain(model, q[0], qd[2], dt), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out[2], integrate_plain(model, q[0], qd[2], dt), rtol=1e-12, atol=1e-14)

@@ -1,8 +1,8 @@
 """Tendons in the maximal-coordinate solvers (SolverXPBD, SolverSemiImplicit).
 
-Oracles: the reduced-coordinate tendon functions of :mod:`jaxart.dynamics.tendons` (lengths, rates, joint
+Oracles: the reduced-coordinate tendon functions of :mod:`jaxart.dynamics.tendon_forces` (lengths, rates, joint
 forces), the spring law at static equilibrium (joint-space force balance ``Jᵀ f = joint springs − joint_f``
-with ``J`` from :func:`~jaxart.dynamics.engine.tendon_terms.tendon_jacobian`), and MuJoCo C (``mj_step``) over a short
+with ``J`` from :func:`~jaxart.dynamics.tendon_jacobian.tendon_jacobian`), and MuJoCo C (``mj_step``) over a short
 horizon. All float64 (conftest). The rollouts are jitted once per solver and model structure (the scenarios
 differ only in traced values), to keep the compile count low; still, every rollout test compiles a solver step
 (about a minute each on the shared 2-core machine), so they are in the slow tier and the default run checks the
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 from jaxart.dynamics.tendons import (
     eval_tendon_actuator_forces,
     eval_tendon_forces,
@@ -142,7 +142,7 @@ _SCENARIOS = {  # (tendon replacements, joint_f, tendon_f)
 def test_static_equilibrium_spring_law_and_actuator(kind, solver):
     """Settled sliders satisfy the spring law: a push ``joint_f`` against the tendon spring, and an actuator
     (``tendon_f`` plus a drive toward a target length) against the joint springs, balance in joint space with the
-    tendon force of :mod:`jaxart.dynamics.tendons` (so the actuator force maps to the joint torque ``Jᵀ f``)."""
+    tendon force of :mod:`jaxart.dynamics.tendon_forces` (so the actuator force maps to the joint torque ``Jᵀ f``)."""
     base = _sliders(kind)
     for name, (repl, joint_f, tendon_f) in _SCENARIOS.items():
         model = base.replace(**repl)

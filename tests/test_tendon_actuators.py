@@ -13,7 +13,7 @@ import pytest
 
 import jaxart
 from jaxart.dynamics import eval_tendon_actuator_forces
-from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 
 _XML = """
 <mujoco>

@@ -21,7 +21,7 @@ import pytest
 
 import jaxart
 from jaxart.dynamics import eval_joint_solver_forces
-from jaxart.dynamics.engine.tendon_terms import tendon_jacobian_rate
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian_rate
 from jaxart.dynamics.tendons import eval_tendon_forces, eval_tendon_lengths, eval_tendon_velocities
 from jaxart.sim.builder_tendons import TendonWrapSite
 from jaxart.solvers import SolverFeatherstone

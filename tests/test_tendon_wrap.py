@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
+from jaxart.dynamics.tendon_forces import tendon_kinematics
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
-from jaxart.dynamics.tendons import _kinematics, eval_tendon_joint_forces
+from jaxart.dynamics.tendons import eval_tendon_joint_forces
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley, TendonWrapSite
 from jaxart.solvers.maximal.tendons import tendon_entries, tendon_speeds
 
@@ -87,7 +88,7 @@ def _reduced(model, qs, qds):
     """Reduced-coordinate lengths, rates (one evaluation of the shared kinematics) and Jacobians, per state."""
     def one(q, qd):
         s = jaxart.eval_fk(model, q, qd, model.state())
-        length, speed, _ = _kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)
+        length, speed, _ = tendon_kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)
         return length, speed, tendon_jacobian(model, q, s.body_q)
 
     return jax.vmap(one)(qs, qds)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import jaxart
-from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
+from jaxart.dynamics.tendon_forces import tendon_kinematics
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 from jaxart.dynamics.tendon_wrap import wrapped_length
-from jaxart.dynamics.tendons import _kinematics
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapSite
 
 _MJCF = """
@@ -76,7 +76,7 @@ def _reduced(model, qs):
     """jaxart's lengths and length Jacobians per configuration."""
     def one(q):
         s = jaxart.eval_fk(model, q, jnp.zeros_like(q), model.state())
-        length, _, _ = _kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)
+        length, _, _ = tendon_kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)
         return length, tendon_jacobian(model, q, s.body_q)
 
     return jax.vmap(one)(qs)

@@ -331,7 +331,7 @@ def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():
 @pytest.mark.slow
 def test_explicit_tendon_stable_step_estimate_and_warning():
     """One revolute joint, ``L = 2 q``: the tendon spring moves ``H / c²`` (closed form ``H = I_yy + m r²``)."""
-    from jaxart.dynamics.tendons import tendon_stable_step
+    from jaxart.solvers.stability import tendon_stable_step
 
     b = jaxart.ModelBuilder()
     link = b.add_link(mass=1.0, inertia=_INERTIA, com=(0.05, 0.0, -0.25))
@@ -450,7 +450,7 @@ def test_implicit_tendon_limit_holds_a_pushed_slider():
 @pytest.mark.slow
 def test_tendon_jacobian_maps_joint_velocities_to_length_rates():
     """``J q̇ = L̇`` (the rows of the implicit terms) on the chain and on a free body (COM-velocity convention)."""
-    from jaxart.dynamics.engine.tendon_terms import tendon_jacobian
+    from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 
     chain = _chain()[0].finalize(dtype=jnp.float64)
     b = jaxart.ModelBuilder()

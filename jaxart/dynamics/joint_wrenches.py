@@ -117,7 +117,7 @@ def eval_joint_solver_forces(model, state: State, control: Control | None, joint
     ``joint_velocity_limit`` clamp or the FREE joints' ``angular_damping`` make it approximate there.
     ``joint_f`` is not included (it is an input). Tendons (stiffness, damping, limits, friction and actuators,
     fixed and spatial) add their generalized forces ``Σ_t J_tᵀ f_t'`` at the end of the step, ``f' = f − K dt L̇ −
-    w J q̈`` as the step applies them (:func:`~jaxart.dynamics.tendons.tendon_step_loads`), less the tendons'
+    w J q̈`` as the step applies them (:func:`~jaxart.dynamics.engine.tendon_terms.tendon_step_loads`), less the tendons'
     armature: like ``joint_armature`` it is inertia, counted by :func:`~jaxart.dynamics.eval_inverse_dynamics_force`
     (MuJoCo's ``qM``), so the solver forces balance the inverse dynamics of the step's acceleration. Same units
     and layout as ``Control.joint_f`` for scalar DOFs; BALL/FREE/DISTANCE entries are generalized forces in the
@@ -188,16 +188,16 @@ def _tendon_solver_forces(model, state: State, control: Control, qdd, dt, *, imp
                           friction_eps: float) -> jax.Array:
     """``(joint_dof_count,)`` generalized tendon forces of the step ``Jᵀ (f − K dt L̇) − Jᵀ w' J q̈`` (explicit:
     without ``K dt L̇``; ``f`` with friction; ``w'`` without the armature, whose ``a Jᵀ (J q̈ + J̇q̇)`` is inertia),
-    from the step's own loads (:func:`~jaxart.dynamics.tendons.tendon_step_loads`)."""
-    from jaxart.dynamics.inverse_dynamics import _tendon_armature_force, eval_generalized_external_force
-    from jaxart.dynamics.tendons import tendon_step_loads
+    from the step's own loads (:func:`~jaxart.dynamics.engine.tendon_terms.tendon_step_loads`)."""
+    from jaxart.dynamics.engine.tendon_terms import tendon_step_loads
+    from jaxart.dynamics.inverse_dynamics import eval_generalized_external_force, tendon_armature_force
 
     joint_f, body_f, rows = tendon_step_loads(model, control, state.joint_q, state.joint_qd, state.body_q,
                                               state.body_qd, dt, implicit=implicit, friction_eps=friction_eps)
     jac, w = rows  # the rank-one rows at the step's accelerations
     # the armature's reaction −a Jᵀ (J q̈ + J̇q̇) is inertia, counted by eval_inverse_dynamics_force (as joint armature)
     f = joint_f - eval_generalized_external_force(model, state, body_f=body_f) - jac.T @ (w * (jac @ qdd))
-    return f + _tendon_armature_force(model, state, qdd)
+    return f + tendon_armature_force(model, state, qdd)
 
 
 def eval_body_contact_wrenches(model, state: State, contacts, joint_qd_next, dt, *,

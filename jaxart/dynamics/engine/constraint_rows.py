@@ -38,8 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.engine.contact_terms import body_slot_masks
-from jaxart.dynamics.layout import DynamicsLayout
+from jaxart.dynamics.layout import DynamicsLayout, body_slot_masks
 from jaxart.laws.equality import connect_anchor2, joint_polynomial
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
 from jaxart.sim.enums import EqType, JointType
@@ -141,7 +140,7 @@ def _plan(topo, eq, ignore_loop_joints: bool, hard: tuple | None = None) -> Cons
                           joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic), distance=tuple(distance))
 
 
-class _Frames:
+class BodyFrames:
     """World poses and flat-slot Jacobians of bodies (−1 = world: identity pose, no columns)."""
 
     def __init__(self, lay: DynamicsLayout, terms, dtype) -> None:
@@ -178,7 +177,7 @@ def _perp_basis(a):
     return jnp.stack([d1, jnp.cross(a, d1)])
 
 
-def _linear_rows(fr: _Frames, b1, p1, b2, p2, dirs, *, at_p2: bool = False):
+def _linear_rows(fr: BodyFrames, b1, p1, b2, p2, dirs, *, at_p2: bool = False):
     """Rows of ``dirs · (p2 − p1)`` with ``p1`` on ``b1`` and ``p2`` on ``b2``.
 
     ``at_p2``: ``dirs`` and ``p1`` move with ``b1`` (a loop joint's parent-anchor frame). The exact rate is then
@@ -189,12 +188,12 @@ def _linear_rows(fr: _Frames, b1, p1, b2, p2, dirs, *, at_p2: bool = False):
     return dirs @ jac.T, dirs @ (p2 - p1)
 
 
-def _angular_rows(fr: _Frames, b1, b2, dirs, err, scale=1.0):
+def _angular_rows(fr: BodyFrames, b1, b2, dirs, err, scale=1.0):
     jac = (fr.ang_jac(b2) - fr.ang_jac(b1)) * scale
     return dirs @ jac.T, err
 
 
-def _loop_rows(model, fr: _Frames, loop):
+def _loop_rows(model, fr: BodyFrames, loop):
     j, parent, child, nl, na, d0 = loop
     xp = transform_mul(fr.pose(parent), model.joint_X_p[j].astype(fr.dtype))
     xc = transform_mul(fr.pose(child), model.joint_X_c[j].astype(fr.dtype))
@@ -222,7 +221,7 @@ def _loop_rows(model, fr: _Frames, loop):
     return out
 
 
-def _distance_rows(model, fr: _Frames, entry, qd_flat, dt):
+def _distance_rows(model, fr: BodyFrames, entry, qd_flat, dt):
     """Gated row of a hard DISTANCE limit: ``d − d_lim`` with ``d = |p_C − p_P|``, active when the distance
     predicted from the step's start, ``d + dt·ḋ``, crosses a finite limit and the joint's ``limit_ke/kd`` are 0."""
     j, parent, child, d0 = entry
@@ -244,7 +243,7 @@ def _gated(rows, flag):
     return [(jac * flag, err * flag, jnp.broadcast_to(flag, err.shape)) for jac, err in rows]
 
 
-def _equality_rows(model, fr: _Frames, plan: ConstraintPlan, body_q0):
+def _equality_rows(model, fr: BodyFrames, plan: ConstraintPlan, body_q0):
     out = []
     eye = jnp.eye(3, dtype=fr.dtype)
     on = model.equality_constraint_enabled.astype(fr.dtype)
@@ -323,7 +322,7 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
         flags when ``with_enabled``.
     """
     dtype = terms.S.dtype
-    fr = _Frames(lay, terms, dtype)
+    fr = BodyFrames(lay, terms, dtype)
     rows = [(*r, jnp.ones(r[1].shape, dtype)) for loop in plan.loops for r in _loop_rows(model, fr, loop)]
     rows += _equality_rows(model, fr, plan, body_q0)
     rows += _joint_rows(model, joint_q, fr.cols.shape[0], _slot_of(lay, model.joint_dof_count), plan, dtype)

@@ -14,30 +14,15 @@ i.e. the contact force ``f0 − W u'`` at the end-of-step point velocity ``u' = 
 
 from __future__ import annotations
 
-import functools
-
 import jax.numpy as jnp
 import numpy as np
 
 from jaxart.contact.implicit import ImplicitContactRows
-from jaxart.dynamics.layout import DynamicsLayout
+from jaxart.dynamics.layout import DynamicsLayout, body_slot_masks
 from jaxart.dynamics.motion import BlockTerms
 from jaxart.math import small
 
-__all__ = ["body_slot_masks", "contact_apply", "contact_matrix", "contact_rhs", "row_jacobians"]
-
-
-@functools.lru_cache(maxsize=64)
-def body_slot_masks(lay: DynamicsLayout, body_count: int) -> np.ndarray:
-    """``(n + 1, A·D)`` static masks: flat DOF slot ``k`` moves body ``b`` (last row: static, all zero)."""
-    a_count, links = lay.link_body.shape
-    masks = np.zeros((body_count + 1, a_count * lay.max_dofs), bool)
-    for a in range(a_count):
-        for lk in range(links):
-            b = int(lay.link_body[a, lk])
-            if b < body_count:
-                masks[b, a * lay.max_dofs:(a + 1) * lay.max_dofs] = lay.link_dof[a, lk]
-    return masks
+__all__ = ["contact_apply", "contact_matrix", "contact_rhs", "row_jacobians"]
 
 
 def _masks(lay: DynamicsLayout, body_count: int, body, dtype) -> jnp.ndarray:

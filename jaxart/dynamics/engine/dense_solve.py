@@ -33,13 +33,13 @@ from jaxart.math import small
 from jaxart.math.cholesky import cho_solve, cholesky, spd_solve
 
 
-def _free_mask(lay: DynamicsLayout) -> jnp.ndarray:
+def free_mask(lay: DynamicsLayout) -> jnp.ndarray:
     """``(A, D)`` block slots with an unknown acceleration (not kinematic, not padding)."""
     kin = np.append(lay.is_kinematic_dof, True)[lay.dof_index]  # padding counts as fixed
     return jnp.asarray(~kin)
 
 
-def _fixed_rows(free: jnp.ndarray, h: jnp.ndarray) -> jnp.ndarray:
+def fixed_rows(free: jnp.ndarray, h: jnp.ndarray) -> jnp.ndarray:
     """``h`` with the rows/columns of fixed slots (``~free``) replaced by the identity (their solution is 0)."""
     keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
     return h * keep + jnp.eye(h.shape[-1], dtype=h.dtype) * (~free)[:, None, :].astype(h.dtype)
@@ -56,8 +56,8 @@ def solve_blocks(lay: DynamicsLayout, h: jnp.ndarray, rhs: jnp.ndarray) -> jnp.n
     Returns:
         ``(A, D)`` accelerations.
     """
-    free = _free_mask(lay)
-    return spd_solve(_fixed_rows(free, h), jnp.where(free, rhs, 0.0))
+    free = free_mask(lay)
+    return spd_solve(fixed_rows(free, h), jnp.where(free, rhs, 0.0))
 
 
 def _dyad_blocks(model, lay: DynamicsLayout, dyad: jnp.ndarray) -> jnp.ndarray:
@@ -81,7 +81,7 @@ def _with_bodies(contact, bodies):
     return contact._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
 
 
-def _world_matrix(h: jnp.ndarray) -> jnp.ndarray:
+def world_matrix(h: jnp.ndarray) -> jnp.ndarray:
     """``(A, D, D)`` blocks as one block-diagonal ``(1, A·D, A·D)`` world matrix."""
     a, d = h.shape[0], h.shape[1]
     if a == 1:
@@ -123,17 +123,17 @@ def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, wo
     if dyad is not None:
         h = h + _dyad_blocks(model, lay, dyad)
     rhs = _block_tau(model, lay, terms, joint_f, tau_extra) - bias
-    free = _free_mask(lay)
+    free = free_mask(lay)
     if contact is not None:
         jac = row_jacobians(lay, terms, contact)
-        h = _world_matrix(h) + contact_matrix(jac, contact)[None]
+        h = world_matrix(h) + contact_matrix(jac, contact)[None]
         rhs = rhs.reshape(1, -1) + contact_rhs(jac, contact, terms.qd.reshape(-1))[None]
         free = free.reshape(1, -1)
     elif world or lowrank is not None:
-        h, rhs, free = _world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
+        h, rhs, free = world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
     if lowrank is not None:
         h = h + lowrank_matrix(lay, lowrank)[None]
-    return _fixed_rows(free, h), jnp.where(free, rhs, 0.0), free
+    return fixed_rows(free, h), jnp.where(free, rhs, 0.0), free
 
 
 def _scatter(lay, x, nd):
@@ -201,7 +201,7 @@ def _schur_solve(low, g_mat, fac, b1, b2):
     return (x0 - mu @ y)[None], mu
 
 
-def _initial_poses(model, body_q_base, opts):
+def initial_poses(model, body_q_base, opts):
     if opts is None or not opts.plan.connect:
         return None
     return dof_columns(model, model.joint_q.astype(body_q_base.dtype), body_q_base)[1][0]
@@ -233,7 +233,7 @@ def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f,
     h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
     if opts is None or opts.plan.empty:
         return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
-    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, _initial_poses(model, body_q_base, opts), free,
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, initial_poses(model, body_q_base, opts), free,
                                       opts)
     low = cholesky(h)
     x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization, on), rhs, c)
@@ -273,7 +273,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
         x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
                                         lambda _, r: cho_solve(low, r), symmetric=True)
         return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
-    q0 = _initial_poses(model, base, opts)
+    q0 = initial_poses(model, base, opts)
     g_mat, c, on = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
     fac = _schur_factor(low, g_mat, opts.regularization, on)
     r_diag = fac[1]
@@ -282,7 +282,7 @@ def _accelerations_jvp(bodies, opts, primals, tangents):
     def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step, lr):
         r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True, lowrank=lr)
         r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
-        gm, cc, _ = _constraint_system(m, t, jq, step, _initial_poses(m, bq, opts), free, opts)
+        gm, cc, _ = _constraint_system(m, t, jq, step, initial_poses(m, bq, opts), free, opts)
         return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
 
     _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.engine.constraint_rows import constraint_rows
-from jaxart.dynamics.engine.dense_solve import _fixed_rows, _free_mask, _initial_poses, _world_matrix
+from jaxart.dynamics.engine.dense_solve import fixed_rows, free_mask, initial_poses, world_matrix
 from jaxart.dynamics.engine.loop_axes import loop_axis_rows
 from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.dynamics.layout import dynamics_layout
@@ -52,7 +52,7 @@ def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarr
     lay = dynamics_layout(model)
     terms = block_terms(model, joint_q, jnp.zeros((model.joint_dof_count,), joint_q.dtype), body_q)
     eye = jnp.eye(lay.max_dofs, dtype=joint_q.dtype)
-    h = _fixed_rows(_free_mask(lay), crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
+    h = fixed_rows(free_mask(lay), crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
     inv_cols = spd_solve(h[:, None], jnp.broadcast_to(eye, h.shape))  # [a, k] = H⁻¹ e_k
     m_eff = 1.0 / jnp.diagonal(inv_cols, axis1=-2, axis2=-1)
     return scatter_dofs(lay, jnp.where(jnp.asarray(lay.dof_valid), m_eff, 0.0), model.joint_dof_count)
@@ -88,15 +88,15 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
     lay = dynamics_layout(model)
     terms = block_terms(model, joint_q, jnp.zeros((model.joint_dof_count,), dtype), body_q)
     eye = jnp.eye(lay.max_dofs, dtype=dtype)
-    free = _free_mask(lay).reshape(1, -1)
+    free = free_mask(lay).reshape(1, -1)
     rows = loop_axis_rows(model, lay, terms, axes)[1] * free.astype(dtype)
-    a = _world_matrix(crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
-    a = _fixed_rows(free, a + (rows.T @ (model.joint_armature[axes.dofs][:, None] * rows))[None])[0]
+    a = world_matrix(crba(terms, lay) + eye * block_armature(model, lay)[:, None, :])
+    a = fixed_rows(free, a + (rows.T @ (model.joint_armature[axes.dofs][:, None] * rows))[None])[0]
     x = spd_solve(a, rows)  # (n_L, N): rows of (A⁻¹ Jᵀ)ᵀ
     resp = jnp.sum(rows * x, axis=-1)
     if not constraints.plan.empty:
         g_mat, _, on = constraint_rows(model, lay, terms, joint_q, constraints.plan,
-                                       _initial_poses(model, base_q, constraints), with_enabled=True)
+                                       initial_poses(model, base_q, constraints), with_enabled=True)
         g_mat = g_mat * free.astype(dtype)
         s = g_mat @ spd_solve(a, g_mat).T
         s_diag = jnp.diagonal(s)

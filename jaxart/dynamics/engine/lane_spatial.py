@@ -15,7 +15,7 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.motion import _dof_rows
+from jaxart.dynamics.motion import dof_rows
 from jaxart.math import soa
 from jaxart.math.static_index import take_rows
 
@@ -41,7 +41,7 @@ def columns(model, fr) -> tuple:
     zero = jnp.zeros_like(fr.ref[0])
     s_lin = [(*soa.qrot(rot, a), zero, zero, zero) for a in fr.motion.lin_axes]
     s_ang = [(*soa.cross(fr.ref, w), *w) for w in (soa.qrot(rot, a) for a in fr.motion.ang_axes)]
-    rows = _dof_rows(model.schedule, nd)
+    rows = dof_rows(model.schedule, nd)
 
     def component(c: int) -> jnp.ndarray:
         flat = [jnp.stack([s[k][c] for k in range(3)], axis=1).reshape(-1, zero.shape[-1]) for s in (s_lin, s_ang)]

@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.engine.constraint_rows import _Frames
+from jaxart.dynamics.engine.constraint_rows import BodyFrames
 from jaxart.dynamics.integrate import integrate_coords
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import dof_columns
@@ -148,7 +148,7 @@ def _plan(topo, active: tuple | None) -> LoopAxes:
     return LoopAxes(tuple(out))
 
 
-def _angles(axes: jnp.ndarray, q_rel: jnp.ndarray):
+def loop_angles(axes: jnp.ndarray, q_rel: jnp.ndarray):
     """Angles ``(na,)`` and covectors ``(na, 3)`` (``q̇ = cov · ω_rel``) of ``na`` angular axes (rows of ``axes``)."""
     na = axes.shape[0]
     if na == 1:
@@ -159,7 +159,7 @@ def _angles(axes: jnp.ndarray, q_rel: jnp.ndarray):
     return jnp.stack([a[0, 0] for a in angles[:na]]), jnp.stack([soa.stack(*c)[0, 0] for c in cov[:na]])
 
 
-def _joint_rows(model, fr: _Frames, com, entry):
+def _joint_rows(model, fr: BodyFrames, com, entry):
     """``(coords, rows)`` of one loop joint: its coordinates and the ``(dofs, N)`` rows of its velocities."""
     j, parent, child, jt, nl, na, d0 = entry[:7]
     dtype = fr.dtype
@@ -183,7 +183,7 @@ def _joint_rows(model, fr: _Frames, com, entry):
         coords.append(dirs @ d_local)
         rows.append(dirs @ v_rows)
     if na:
-        angles, cov = _angles(model.joint_axis[d0 + nl:d0 + nl + na].astype(dtype), q_rel)
+        angles, cov = loop_angles(model.joint_axis[d0 + nl:d0 + nl + na].astype(dtype), q_rel)
         coords.append(angles)
         rows.append(cov @ w_rows)
     return jnp.concatenate(coords), jnp.concatenate(rows)
@@ -206,7 +206,7 @@ def loop_axis_rows(model, lay: DynamicsLayout, terms, axes: LoopAxes):
         terms: :class:`~jaxart.dynamics.motion.BlockTerms` of the configuration.
         axes: :func:`loop_axis_plan` of the model.
     """
-    fr = _Frames(lay, terms, terms.S.dtype)
+    fr = BodyFrames(lay, terms, terms.S.dtype)
     out = [_joint_rows(model, fr, terms.com, e) for e in axes.joints]
     return jnp.concatenate([o[0] for o in out]), jnp.concatenate([o[1] for o in out])
 

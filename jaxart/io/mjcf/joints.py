@@ -62,7 +62,7 @@ def joint_name(m, j: int, body_label: str, k: int) -> str:
     return m.joint(j).name or f"{body_label}_joint{k}"
 
 
-def _d6_ok(m, js: list[int]) -> bool:
+def d6_ok(m, js: list[int]) -> bool:
     types = [int(m.jnt_type[j]) for j in js]
     hinges = [j for j, t in zip(js, types, strict=True) if t == HINGE]
     slides = [j for j, t in zip(js, types, strict=True) if t == SLIDE]
@@ -123,7 +123,7 @@ def plan_body(m, b: int, body_label: str, *, floating: bool | None) -> list[Segm
     if len(js) == 1 and m.jnt_type[js[0]] == BALL:
         p = m.jnt_pos[js[0]].astype(np.float64)
         return [Segment(JointType.BALL, (js[0],), np_transform_mul(x_pb, translation(p)), translation(p), names[0])]
-    if _d6_ok(m, js):
+    if d6_ok(m, js):
         return [_segment(m, js, "+".join(names), x_pb)]
     segs = []
     for k, j in enumerate(js):

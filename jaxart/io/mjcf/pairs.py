@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxart.io.mjcf.convert import solref_gains
-from jaxart.io.mjcf.shapes import GEOM_TYPES, _tree_mass, geom_config
+from jaxart.io.mjcf.shapes import GEOM_TYPES, geom_config, tree_mass
 
 _RTOL = 1e-6
 
@@ -58,7 +58,7 @@ def _material_issues(m, p: int, *, min_timeconst: float) -> list[str]:
         checks.append(("torsional friction", fr[2], 0.5 * (c1.mu_torsional + c2.mu_torsional)))
     if dim >= 6:
         checks.append(("rolling friction", fr[3], 0.5 * (c1.mu_rolling + c2.mu_rolling)))
-    mass = max(_tree_mass(m, int(m.geom_bodyid[g1])), _tree_mass(m, int(m.geom_bodyid[g2])))
+    mass = max(tree_mass(m, int(m.geom_bodyid[g1])), tree_mass(m, int(m.geom_bodyid[g2])))
     ke, kd = solref_gains(m.pair_solref[p], mass, min_timeconst=min_timeconst)
     checks += [("solref stiffness ke", ke, 0.5 * (c1.ke + c2.ke)), ("solref damping kd", kd, 0.5 * (c1.kd + c2.kd)),
                ("margin", float(m.pair_margin[p]), max(m.geom_margin[g1], m.geom_margin[g2])),

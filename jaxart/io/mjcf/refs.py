@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxart.io.mjcf.joints import _d6_ok
+from jaxart.io.mjcf.joints import d6_ok
 
 
 def element_key(element, i: int) -> str:
@@ -22,7 +22,7 @@ def is_d6_dof(m, mj_joint: int) -> bool:
     """Whether a MuJoCo joint becomes one DOF of a jaxart D6 joint (several joints in its body)."""
     body = int(m.jnt_bodyid[mj_joint])
     js = list(range(int(m.body_jntadr[body]), int(m.body_jntadr[body] + m.body_jntnum[body])))
-    return len(js) > 1 and _d6_ok(m, js)
+    return len(js) > 1 and d6_ok(m, js)
 
 
 @dataclass(frozen=True)

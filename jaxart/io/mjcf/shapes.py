@@ -77,7 +77,7 @@ def _hfield(m, g: int) -> Heightfield:
     return Heightfield(data * size[2], hx=float(size[0]), hy=float(size[1]), base=float(size[3]))
 
 
-def _tree_mass(m, b: int) -> float:
+def tree_mass(m, b: int) -> float:
     if b == 0:
         roots = [c for c in range(1, m.nbody) if m.body_parentid[c] == 0]
         mass = max((float(m.body_subtreemass[c]) for c in roots), default=0.0)
@@ -89,7 +89,7 @@ def _tree_mass(m, b: int) -> float:
 def geom_config(m, g: int, *, min_timeconst: float) -> ShapeConfig:
     """The :class:`ShapeConfig` of MuJoCo geom ``g`` (see the module docstring)."""
     collide = bool(m.geom_contype[g] or m.geom_conaffinity[g])
-    ke, kd = solref_gains(m.geom_solref[g], _tree_mass(m, int(m.geom_bodyid[g])), min_timeconst=min_timeconst)
+    ke, kd = solref_gains(m.geom_solref[g], tree_mass(m, int(m.geom_bodyid[g])), min_timeconst=min_timeconst)
     fr = m.geom_friction[g]
     return ShapeConfig(density=0.0, ke=ke, kd=kd, mu=float(fr[0]), mu_torsional=float(fr[1]),
                        mu_rolling=float(fr[2]), restitution=0.0, margin=float(m.geom_margin[g]),

@@ -106,12 +106,11 @@ from jaxart.dynamics.engine.constraint_rows import constraint_plan
 from jaxart.dynamics.engine.dense_solve import Constraints
 from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_state_plan
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone.step import featherstone_step
-from jaxart.solvers.stability import contact_stable_step, drive_stable_step, warn_if_unstable
+from jaxart.solvers.stability import contact_stable_step, drive_stable_step, tendon_stable_step, warn_if_unstable
 
 _DRIVES = ("implicit", "explicit")
 _CONTACTS = ("implicit", "explicit")

@@ -31,10 +31,10 @@ from jaxart.dynamics.engine.loop_axes import (
     loop_joint_state,
     loop_state_plan,
 )
+from jaxart.dynamics.engine.tendon_terms import tendon_step_loads
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.tendons import tendon_step_loads
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes

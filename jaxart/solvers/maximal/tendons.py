@@ -2,7 +2,7 @@
 
 Every tendon's length ``L`` is evaluated from the body poses, and its gradient is written as per-body
 *entries* ``(body, g_lin, g_ang)``: ``L̇ = Σ_entries g_lin · v_com + g_ang · ω`` (COM velocity and angular
-velocity, world frame), so a scalar tendon force ``f`` (positive lengthens, :mod:`jaxart.dynamics.tendons`) is
+velocity, world frame), so a scalar tendon force ``f`` (positive lengthens, :mod:`jaxart.dynamics.tendon_forces`) is
 the body wrenches ``(f g_lin, f g_ang)`` about the COMs, and an XPBD row moves the bodies along the same
 entries.
 
@@ -34,8 +34,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.tendon_forces import tendon_actuator_forces, tendon_friction, tendon_points, tendon_scalar_forces
 from jaxart.dynamics.tendon_path import spatial_gradients
-from jaxart.dynamics.tendons import _points, tendon_actuator_forces, tendon_friction, tendon_scalar_forces
 from jaxart.laws.angles import nearest_turn
 from jaxart.math import quat_rotate, quat_twist_angle
 from jaxart.sim.enums import JointType
@@ -143,7 +143,7 @@ def tendon_entries(model, body_q: jnp.ndarray, q_ref: jnp.ndarray) -> TendonEntr
         lin_parts.append(lin_f)
         ang_parts.append(ang_f)
     if len(lay.point_body):
-        p, _, arm, axis, _ = _points(model, body_q, jnp.zeros_like(body_q[:, :6]))
+        p, _, arm, axis, _ = tendon_points(model, body_q, jnp.zeros_like(body_q[:, :6]))
         seg_len, g, g_rot = spatial_gradients(model, p, axis)
         length = length + seg_len
         lin_parts.append(g)
@@ -196,7 +196,7 @@ def tendon_wrenches(entries: TendonEntries, force: jnp.ndarray, body_count: int)
 
 def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
     """Explicit tendon loads ``(body_count, 6)``: spring, damping and penalty limit
-    (:func:`~jaxart.dynamics.tendons.tendon_scalar_forces`), smooth friction
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_scalar_forces`), smooth friction
     (:func:`~jaxart.dynamics.tendons.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
     (:func:`~jaxart.dynamics.tendons.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
 

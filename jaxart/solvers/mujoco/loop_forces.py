@@ -56,7 +56,7 @@ def loop_joint_wrenches(layout, model, body_q: jnp.ndarray, joint_f: jnp.ndarray
     plan = _plan(model.topology, mapped)
     if not plan:
         return None
-    from jaxart.dynamics.engine.loop_axes import _angles
+    from jaxart.dynamics.engine.loop_axes import loop_angles
 
     dtype = body_q.dtype
     ident = jnp.asarray([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], dtype)
@@ -79,7 +79,7 @@ def loop_joint_wrenches(layout, model, body_q: jnp.ndarray, joint_f: jnp.ndarray
             else:
                 xc = transform_mul(body_q[c], model.joint_X_c[j].astype(dtype))
                 axes = model.joint_axis[d0 + nl:d0 + nl + na].astype(dtype)
-                cov = _angles(axes, quat_mul(quat_conjugate(xp[3:]), xc[3:]))[1]
+                cov = loop_angles(axes, quat_mul(quat_conjugate(xp[3:]), xc[3:]))[1]
             torque = quat_rotate(xp[3:], cov.T @ f[nl:])
             wrench_c = wrench_c.at[3:].set(torque)
             wrench_p = wrench_p.at[3:].set(-torque)

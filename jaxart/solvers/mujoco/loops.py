@@ -65,7 +65,7 @@ import numpy as np
 
 from jaxart.sim.enums import JointTargetMode, JointType
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco.joints import _UNLIMITED, add_joints
+from jaxart.solvers.mujoco.joints import UNLIMITED, add_joints
 from jaxart.solvers.mujoco.loop_rates import add_rate_actuators, rate_joint
 from jaxart.solvers.mujoco.shapes import wxyz
 
@@ -83,7 +83,7 @@ def has_terms(h, j: int) -> bool:
     """
     ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
     lim = slice(ds + 1 if int(h.jtype[j]) == JointType.DISTANCE else ds, de)
-    limited = np.any(h.joint_limit_lower[lim] > -_UNLIMITED) or np.any(h.joint_limit_upper[lim] < _UNLIMITED)
+    limited = np.any(h.joint_limit_lower[lim] > -UNLIMITED) or np.any(h.joint_limit_upper[lim] < UNLIMITED)
     passive = any(np.any(getattr(h, f)[ds:de] != 0.0) for f in
                   ("joint_armature", "joint_stiffness", "joint_damping", "joint_friction"))
     return bool(limited or passive)
@@ -184,8 +184,8 @@ def check_loop_drive(h, j: int) -> None:
         lim = slice(ds + 1 if jt == JointType.DISTANCE else ds, de)
         bad = [name for name, hit in (
             ("drives", driven(h, j)),
-            ("per-DOF limits", np.any(h.joint_limit_lower[lim] > -_UNLIMITED)
-             or np.any(h.joint_limit_upper[lim] < _UNLIMITED)),
+            ("per-DOF limits", np.any(h.joint_limit_lower[lim] > -UNLIMITED)
+             or np.any(h.joint_limit_upper[lim] < UNLIMITED)),
             *((f, np.any(getattr(h, f)[ds:de] != 0.0)) for f in ("joint_armature", "joint_stiffness",
                                                                  "joint_friction"))) if hit]
         if bad:

@@ -25,7 +25,7 @@ projection, after the joint and equality rows:
   when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendons.tendon_limit_bounds`;
   ``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
 * **effort limit** ``tendon_effort_limit`` bounds the actuator force as in ``SolverFeatherstone``'s implicit
-  actuator (:mod:`jaxart.dynamics.tendons`): the actuator's force at the step start with the look-ahead,
+  actuator (:mod:`jaxart.dynamics.tendon_forces`): the actuator's force at the step start with the look-ahead,
   ``f* = tendon_f + ke (L* − L₀ − dt L̇₀) + kd (L̇* − L̇₀)``, decides once per step; while ``|f*|`` exceeds the
   limit the actuator is the constant force ``clip(f*, ±limit)``, applied explicitly like ``tendon_f``, and its
   gains ``ke, kd`` leave the compliant row (a saturated drive adds no stiffness). Unsaturated, the row is the one
@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxart.dynamics.tendons import tendon_controls, tendon_limit_bounds
+from jaxart.dynamics.tendon_forces import tendon_controls, tendon_limit_bounds
 from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math.small import matvec
 from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_speeds, tendon_wrenches
