@@ -1,4 +1,4 @@
-"""PhysX drive options in SolverFeatherstone (issue 19 item 5): acceleration drives and drive limits as forces
+"""PhysX drive options in SolverFeatherstone: acceleration drives and drive limits as forces
 or impulses.
 
 Oracles: the closed form of the implicit PD recursion and of the continuous critically damped oscillator,

@@ -1,4 +1,4 @@
-"""Trace-time argument checks of the public entry points (issue 16), on a 2-body model."""
+"""Trace-time argument checks of the public entry points, on a 2-body model."""
 
 import warnings
 

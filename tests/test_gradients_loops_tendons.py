@@ -62,7 +62,7 @@ def _door():
     return b.finalize(dtype=F64)
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_loop_state_and_acceleration_loop_drive_derivatives_match_finite_differences():
     """d(state after 3 steps) / d(drive ke, kd, target, body mass, COM, initial spin): the loop joint's measured
     angle and rate in ``joint_q``/``joint_qd`` and the free body's motion, through the loop axis's constrained
@@ -171,7 +171,7 @@ def _tendon_arm():
     return b.finalize(dtype=F64)
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_tendon_driven_step_derivatives_match_finite_differences():
     """3 implicit steps: d(state) / d(tendon stiffnesses, limit stiffness, effort limits, tendon force, target
     length, initial rates). The fixed tendon's actuator stays saturated (its force is the effort limit, so the
@@ -211,7 +211,7 @@ def _connect():
     return b.finalize(dtype=F64)
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_equality_rows_switched_by_enabled_derivatives_match_finite_differences():
     """2 steps with the CONNECT on and off (one compilation: the flag is traced): d(state) / d(chain rates, bob
     rate, masses) match central differences in both; off, the bob's motion does not depend on the chain."""

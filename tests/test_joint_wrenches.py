@@ -1,4 +1,4 @@
-"""Link sensors and solver forces (issue 19 item 4): joint wrenches, solver joint forces, contact wrenches.
+"""Link sensors and solver forces: joint wrenches, solver joint forces, contact wrenches.
 
 Oracles: statics by hand (a cantilevered two-link arm), a pendulum's Newton–Euler closed form, MuJoCo C's
 ``cfrc_int`` (twin models and the bundled double pendulum, swinging), MuJoCo C's ``qfrc_constraint`` at

@@ -1,4 +1,4 @@
-"""ACCELERATION drives (PhysX ``eACCELERATION``) in SolverXPBD, SolverSemiImplicit and SolverMuJoCo (issue 19 item 5).
+"""ACCELERATION drives (PhysX ``eACCELERATION``) in SolverXPBD, SolverSemiImplicit and SolverMuJoCo.
 
 Oracles: SolverFeatherstone's effective inertia ``1 / (H⁻¹)_ii`` (for a joint whose parent is the world or a
 floating base it equals the joint's two-body inertia of :mod:`jaxart.solvers.maximal.drive_inertia`); the

@@ -1,4 +1,4 @@
-"""Drives and ``joint_act`` on FREE and DISTANCE joints in SolverXPBD and SolverSemiImplicit (issue 19 item 5).
+"""Drives and ``joint_act`` on FREE and DISTANCE joints in SolverXPBD and SolverSemiImplicit.
 
 The DOFs are SolverFeatherstone's (:mod:`jaxart.solvers.maximal.free_joints`). Oracles: SolverFeatherstone's
 trajectories on the same models (implicit drives for XPBD, explicit for SemiImplicit; the bodies have isotropic
@@ -114,7 +114,7 @@ def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
     np.testing.assert_allclose(lanes, world, atol=1e-12)
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_velocity_drive_first_order_decay():
     """Linear VELOCITY drive (COM at the anchor) and a spin about a principal axis: the drive is the only force, so
     SemiImplicit follows ``v ← v + a (v* − v)`` and XPBD ``v ← (v + a v*) / (1 + a)`` with ``a = kd dt / m``."""
@@ -137,7 +137,7 @@ def test_velocity_drive_first_order_decay():
         assert abs(jqd[-1, 5] - 1.5) < 3e-3  # reached the target velocity
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_acceleration_drives_do_not_depend_on_the_mass():
     light = _body(mass=1.0, inertia=(0.1, 0.15, 0.2), drive_type=JointDriveType.ACCELERATION)
     heavy = light.replace(body_mass=light.body_mass * 7.0, body_inertia=light.body_inertia * 7.0)
@@ -173,7 +173,7 @@ def _floating_pair():
     return model, model.control().replace(joint_target_q=jnp.asarray(tq), joint_act=jnp.asarray(act))
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_drive_and_joint_act_between_floating_bodies_are_internal():
     model, ctrl = _floating_pair()
     state = model.state()
@@ -264,7 +264,7 @@ def test_xpbd_passive_springs_match_featherstone_implicit():
         assert np.abs(np.asarray(jq[-1] - jq[0])).max() > 2e-2  # the springs moved the bodies
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_xpbd_free_position_limits_are_hard():
     """SolverXPBD holds a FREE joint's per-DOF position limits as hard rows (the drive target clipped into them, as
     for scalar DOFs): the anchor x stops at its upper limit while the drive pulls it past; unlimited, it passes."""

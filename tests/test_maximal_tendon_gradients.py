@@ -124,7 +124,7 @@ def _clamped_drive() -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs), np.array(sat)
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_xpbd_tendon_effort_limit_matches_featherstone_clamped_actuator():
     """Both solvers follow the clamped actuator's recursion to round-off: a constant force at the effort limit while
     saturated (the first 70 steps), then the implicit drive; without the limit XPBD's first step is the stiff

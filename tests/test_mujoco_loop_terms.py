@@ -154,7 +154,7 @@ def _accel_model(drive_type=jaxart.JointDriveType.ACCELERATION):
     return b.finalize(dtype=F64), lj
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_loop_acceleration_drive_gains_are_scaled_by_the_constrained_inertia():
     """The loop hinge's site actuator gets ``ke m_L`` / ``(0, −ke m_L, −kd m_L)`` with ``m_L`` SolverFeatherstone's
     constrained effective inertia of the loop axis (not 0, the tree-DOF value of a loop DOF)."""

@@ -1,4 +1,4 @@
-"""Seed 002 mapping tables: one test per row, inspecting the MjModel built from a small jaxart model.
+"""Newton's MuJoCo-integration mapping tables: one test per row, inspecting the MjModel built from a small jaxart model.
 
 These tests compile the MjSpec only (no MJX), so they are fast; stepping is in test_solver_mujoco.py.
 """

@@ -107,7 +107,7 @@ def test_free_bodies_match_featherstone(seed):
     assert np.abs(plain - acc).max() > 1e5 * 1e-9 * np.abs(ref).max()
 
 
-@pytest.mark.slow  # suite budget: 20 min on 2 cores (session 14)
+@pytest.mark.slow  # suite budget: the default run stays under 20 min on 2 cores
 def test_vmap_and_forward_gradient():
     """Two worlds (different states and armatures) under ``vmap``: the body twists after 5 steps equal the worlds
     stepped alone, and their forward-mode derivatives along (armature, initial spin) equal central differences of

@@ -1,4 +1,4 @@
-"""Tendon actuators (issue 19 item 3): ``Control.tendon_f`` and the tendon drive ``target_ke/kd``.
+"""Tendon actuators: ``Control.tendon_f`` and the tendon drive ``target_ke/kd``.
 
 Oracles: MuJoCo C on the same MJCF (``<motor/position/velocity tendon=…>``: ``actuator_force``, ``ten_J``,
 ``mj_step`` with the Euler and implicit-fast integrators), the model converted by ``SolverMuJoCo``, and builder

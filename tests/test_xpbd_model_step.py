@@ -1,4 +1,4 @@
-"""SolverXPBD with its default options at each model's own time step (issue 15).
+"""SolverXPBD with its default options at each model's own time step.
 
 Passive joint stiffness and damping are implicit rows of the drive phase (an explicit damping torque
 on a light link, ``d·dt/I > 2``, used to pump energy in at the quadruped's 2 ms step). Checked:

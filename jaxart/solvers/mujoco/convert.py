@@ -1,4 +1,4 @@
-"""Convert a jaxart ``Model`` into a ``mujoco.MjSpec`` following Newton's mapping tables (seed 002).
+"""Convert a jaxart ``Model`` into a ``mujoco.MjSpec`` following Newton's MuJoCo-integration mapping tables.
 
 Bodies, frames, inertia and options live here; joints/actuators in
 :mod:`~jaxart.solvers.mujoco.joints`, geoms in :mod:`~jaxart.solvers.mujoco.shapes`, collision

@@ -1,4 +1,6 @@
-"""Equality constraints of the MuJoCo bridge (seed 002 "Equality constraints" table).
+"""Equality constraints of the MuJoCo bridge.
+
+The "Equality constraints" table of Newton's MuJoCo-integration mapping tables.
 
 Mapping (jaxart → MuJoCo ``mjEQ_*``; anchors and poses are re-expressed in MuJoCo body frames,
 which for a body with a tree joint is its child anchor ``body · joint_X_c``):

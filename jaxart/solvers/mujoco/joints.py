@@ -1,4 +1,6 @@
-"""Joints and drive actuators of the MuJoCo bridge (seed 002 joint and actuator tables).
+"""Joints and drive actuators of the MuJoCo bridge.
+
+The joint and actuator tables of Newton's MuJoCo-integration mapping tables.
 
 See :mod:`jaxart.solvers.mujoco.convert` for the overall mapping.
 """

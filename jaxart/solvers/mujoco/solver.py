@@ -1,7 +1,7 @@
 """``SolverMuJoCo``: jaxart models stepped by MuJoCo XLA (``mujoco.mjx``).
 
 The jaxart :class:`~jaxart.Model` is translated once (on the host) into ``mujoco.MjSpec`` →
-``MjModel`` → ``mjx.Model`` following Newton's mapping tables (seed 002; see
+``MjModel`` → ``mjx.Model`` following Newton's MuJoCo-integration mapping tables (see
 :mod:`jaxart.solvers.mujoco.convert`). Each :meth:`SolverMuJoCo.step` maps the jaxart state and
 control into an ``mjx.Data`` (:mod:`jaxart.solvers.mujoco.state`), runs ``mjx.step`` and maps
 ``qpos``/``qvel`` back; body poses and COM twists come from :func:`jaxart.eval_fk`.
