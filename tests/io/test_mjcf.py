@@ -303,7 +303,8 @@ def test_unsupported_features_warn_once_and_strict_raises():
     msg = str(rec[0].message)
     for word in ("sensor", "gravity"):
         assert word in msg
-    # the fixed tendon and the motor on it are imported (tests/test_tendons.py, tests/test_tendon_actuators.py)
+    # the fixed tendon and the motor on it are imported (tests/dynamics/test_tendons.py,
+    # tests/dynamics/test_tendon_actuators.py)
     assert "'tm'" not in msg
     assert len(res["unsupported"]) == 2 and b.gravity == -9.81 and b.joint_count == 2 and b.tendon_count == 1
     b2 = jaxart.ModelBuilder()

@@ -116,7 +116,7 @@ def test_no_gl_context_names_mujoco_gl(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env["MUJOCO_GL"] = "glfw"  # needs a display: none here
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert "ERR" in out.stdout and "MUJOCO_GL" in out.stdout, out.stdout + out.stderr
 
 

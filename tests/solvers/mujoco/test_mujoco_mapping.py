@@ -99,7 +99,7 @@ def test_free_joint_below_a_body_is_three_slides_and_a_ball():
     c = b.add_link(mass=1.0, inertia=np.eye(3))
     js = [b.add_joint_revolute(-1, a), b.add_joint_free(c, parent=a, label="floating")]
     b.add_articulation(js)
-    mj, _, _ = convert(b.finalize())  # dynamics: tests/test_mujoco_free_ball_terms.py
+    mj, _, _ = convert(b.finalize())  # dynamics: tests/solvers/mujoco/test_mujoco_free_ball_terms.py
     assert list(mj.jnt_type) == [T.mjJNT_HINGE, T.mjJNT_SLIDE, T.mjJNT_SLIDE, T.mjJNT_SLIDE, T.mjJNT_BALL]
     assert jid(mj, "floating_lin0") == 1 and jid(mj, "floating_ang") == 4
 
@@ -133,7 +133,7 @@ def test_fixed_is_nested_body_and_mocap_on_world():
 
 def test_distance_joint_is_a_free_joint_with_a_limited_tendon():
     b = one_link(lambda b, c: b.add_joint_distance(-1, c, parent_xform=((0, 0, 0.5), (0, 0, 0, 1)), label="rope"))
-    # default max_distance 1; mapping details and dynamics: tests/test_mujoco_loops.py
+    # default max_distance 1; mapping details and dynamics: tests/solvers/mujoco/test_mujoco_loops.py
     mj, _, _ = convert(b.finalize())
     assert list(mj.jnt_type) == [T.mjJNT_FREE] and mj.ntendon == 1 and mj.tendon_limited[0]
 

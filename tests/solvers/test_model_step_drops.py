@@ -3,7 +3,7 @@
 The MJX test-data humanoid (5 ms), our bundled humanoid and quadruped (2 ms, and 5 ms) fall uncontrolled
 from their initial pose for one second: every value stays finite, the kinetic + gravitational energy
 never exceeds its initial value and contact penetration stays below 2 cm. (``SolverSemiImplicit`` is
-explicit and warns at these steps: tests/test_stability.py; XPBD: tests/test_xpbd_model_step.py.)
+explicit and warns at these steps: tests/solvers/test_stability.py; XPBD: tests/solvers/test_xpbd_model_step.py.)
 """
 
 import functools

@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 import pytest
 from equality_models import INERTIA, chain_builder, fourbar_builder, residual_norms
+from helpers import TEST_ASSETS
 
 import jaxart
 from jaxart.dynamics.engine.constraint_rows import constraint_plan
@@ -334,7 +335,7 @@ def test_urdf_gripper_mimics_hold():
     import os
     import warnings
 
-    path = os.path.join(os.path.dirname(__file__), "assets", "urdf", "jaxart_test_description", "urdf",
+    path = os.path.join(TEST_ASSETS, "urdf", "jaxart_test_description", "urdf",
                         "gripper.urdf")
     b = jaxart.ModelBuilder()
     with warnings.catch_warnings():

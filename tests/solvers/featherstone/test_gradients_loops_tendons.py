@@ -199,8 +199,8 @@ def test_tendon_driven_step_derivatives_match_finite_differences():
 # ------------------------------------------------------------------ equality rows switched by ``enabled``
 @functools.lru_cache(maxsize=1)
 def _connect():
-    """The pinned bob of tests/test_featherstone_constraints.py: a FREE body hung from a two-link chain's second
-    link by a CONNECT, beside a slider."""
+    """The pinned bob of tests/solvers/featherstone/test_featherstone_constraints.py: a FREE body hung from a
+    two-link chain's second link by a CONNECT, beside a slider."""
     from equality_models import chain_builder
 
     b, ix = chain_builder()

@@ -257,7 +257,7 @@ def test_jit_cache_vmap_and_bad_options():
     b.add_articulation([j])
     m2 = b.finalize(dtype=jnp.float64)
     m2 = m2.replace(joint_limit_upper=m2.joint_limit_upper.at[0].set(0.5))
-    jaxart.solvers.SolverXPBD(m2)  # BALL limits are supported (tests/test_xpbd_ball.py)
+    jaxart.solvers.SolverXPBD(m2)  # BALL limits are supported (tests/solvers/xpbd/test_xpbd_ball.py)
 
 
 @pytest.mark.parametrize("solver_cls", [jaxart.solvers.SolverXPBD, jaxart.solvers.SolverSemiImplicit,

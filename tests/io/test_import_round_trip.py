@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import TEST_ASSETS
 
 import jaxart
 from jaxart.io.usd import export_model
@@ -23,7 +24,7 @@ from jaxart.io.usd import export_model
 pytest.importorskip("pxr", reason="usd-core (pxr) is needed for USD export and import")
 jax.config.update("jax_enable_x64", True)
 
-ASSETS = os.path.join(os.path.dirname(__file__), "assets", "urdf")
+ASSETS = os.path.join(TEST_ASSETS, "urdf")
 JT = jaxart.JointType
 
 

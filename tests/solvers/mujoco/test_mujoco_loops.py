@@ -386,7 +386,7 @@ def test_distance_ropes_match_featherstone():
 def test_loop_free_and_distance_joints_without_coordinates():
     """A loop FREE joint maps to nothing; terms other than damping on loop FREE / DISTANCE joints (no MuJoCo
     coordinates) raise naming the joint (tree FREE / DISTANCE joints below a body or with per-DOF terms:
-    tests/test_mujoco_free_ball_terms.py)."""
+    tests/solvers/mujoco/test_mujoco_free_ball_terms.py)."""
     b, ix = chain_builder()
     b.add_joint_free(ix["l3"], parent=ix["l1"], label="loop")
     model = b.finalize(dtype=F64)

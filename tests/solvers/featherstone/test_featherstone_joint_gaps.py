@@ -147,7 +147,7 @@ def test_distance_limit_at_the_anchor_with_a_com_offset_and_explicit_mode():
 
 @pytest.mark.slow
 def test_hard_distance_limits_and_gradients():
-    # hard limits (limit_ke = limit_kd = 0) are gated rows: tests/test_distance_hard_limits.py
+    # hard limits (limit_ke = limit_kd = 0) are gated rows: tests/solvers/featherstone/test_distance_hard_limits.py
     model = _distance_model(0.35, ke=1e3, kd=10.0)
 
     def loss(ke):

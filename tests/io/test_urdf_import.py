@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 import trimesh
+from helpers import TEST_ASSETS
 
 import jaxart
 from jaxart.io.urdf.parse import quat_from_rpy
@@ -18,7 +19,7 @@ from jaxart.sim.validate import np_quat_rotate, np_quat_to_matrix, np_transform_
 
 jax.config.update("jax_enable_x64", True)
 
-ASSETS = os.path.join(os.path.dirname(__file__), "assets", "urdf")
+ASSETS = os.path.join(TEST_ASSETS, "urdf")
 ARM = os.path.join(ASSETS, "arm.urdf")
 PKG = os.path.join(ASSETS, "jaxart_test_description")
 GRIPPER = os.path.join(PKG, "urdf", "gripper.urdf")
