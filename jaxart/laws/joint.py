@@ -3,7 +3,7 @@
 Each law returns a :class:`JointTerm`: the generalized force [N or N·m] on the DOF and its stiffness
 ``−∂f/∂q`` and damping ``−∂f/∂q̇``, which the implicit solvers fold into their matrix (``k dt² + c dt``).
 An implicit solver evaluates the position terms at the look-ahead ``q + look·q̇`` (``look = dt``); explicit
-solvers pass ``look = 0``.
+solvers pass ``look = 0``. The stiffness and damping are the derivatives of the law itself (at ``look = 0``).
 """
 
 from __future__ import annotations
