@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.tendon_path import path_layout, spatial_gradients
+from jaxart.laws.joint import smooth_friction
 from jaxart.math.quat import quat_rotate
 from jaxart.sim.model import Model
 
@@ -131,9 +132,8 @@ def tendon_limit_bounds(model: Model):
 def tendon_friction(model: Model, speed, friction_eps: float):
     """Smooth Coulomb friction ``−μ tanh(L̇/ε)`` [N] of every tendon and its slope ``μ/ε (1 − tanh²)`` [N·s/m]
     (the damping of its linearly implicit form), as joint friction in :mod:`jaxart.dynamics.joint_forces`."""
-    th = jnp.tanh(speed / friction_eps)
-    mu = model.tendon_frictionloss
-    return -mu * th, mu / friction_eps * (1.0 - th * th)
+    fric = smooth_friction(speed, model.tendon_frictionloss, friction_eps)
+    return fric.force, fric.damping
 
 
 def tendon_controls(model: Model, control) -> tuple:

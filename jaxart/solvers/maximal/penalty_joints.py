@@ -20,6 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.laws.joint import drive, spring_damper
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
@@ -158,10 +159,12 @@ def _ball(model, control, st, fr, ang_ax):
     dof = st.ang_dof
     use_ke, use_kd = jnp.asarray(st.use_ke[dof]), jnp.asarray(st.use_kd[dof])
     v_t = gather_dof(control.joint_target_qd.astype(dt), dof)
-    tau = (use_ke * gather_dof(model.joint_target_ke.astype(dt), dof) * e_k
-           + use_kd * gather_dof(model.joint_target_kd.astype(dt), dof) * (v_t - v_k)
-           + gather_dof(model.joint_stiffness.astype(dt), dof) * (gather_dof(model.joint_rest_q, dof) - p_k)
-           - gather_dof(model.joint_damping.astype(dt), dof) * v_k
+    target, _ = drive(e_k, v_k, v_t, use_ke * gather_dof(model.joint_target_ke.astype(dt), dof),
+                      use_kd * gather_dof(model.joint_target_kd.astype(dt), dof))
+    stiffness = gather_dof(model.joint_stiffness.astype(dt), dof)
+    passive = spring_damper(p_k, v_k, gather_dof(model.joint_rest_q, dof), stiffness,
+                            gather_dof(model.joint_damping.astype(dt), dof))
+    tau = (target.force + passive.force
            + gather_dof(control.joint_act.astype(dt), dof) + gather_dof(control.joint_f.astype(dt), dof))
     return _combine(tau, rotate_rows(qp, ang_ax))
 

@@ -16,11 +16,11 @@ entries.
 * SPATIAL (straight, wrapped and pulley segments, :mod:`jaxart.dynamics.tendon_path`): one entry per path
   entry, ``g_lin = ∂L/∂p`` (for a straight path ``u_{i−1} − u_i``, the unit segment directions before/after the
   point, zero at the ends) and ``g_ang = (p − c) × g_lin + a × ∂L/∂a`` (``a`` a wrapping cylinder's world axis):
-  the point forces and torques of :func:`jaxart.dynamics.tendons.tendon_forces`.
+  the point forces and torques of :func:`jaxart.dynamics.tendon_forces.tendon_forces`.
 
 ``SolverSemiImplicit`` applies the tendon forces explicitly (:func:`tendon_body_wrenches`): the limits with their
-margin (:func:`~jaxart.dynamics.tendons.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the smooth
-Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
+margin (:func:`~jaxart.dynamics.tendon_forces.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the
+smooth Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
 stable for ``dt < 2 m ε/μ`` with ``m`` the effective mass along the tendon). Its tendon armature (a coupling of
 the bodies' inertias along the tendon) is the small system of :mod:`jaxart.solvers.semi_implicit.tendon_armature`
 over the same entries.
@@ -197,8 +197,8 @@ def tendon_wrenches(entries: TendonEntries, force: jnp.ndarray, body_count: int)
 def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
     """Explicit tendon loads ``(body_count, 6)``: spring, damping and penalty limit
     (:func:`~jaxart.dynamics.tendon_forces.tendon_scalar_forces`), smooth friction
-    (:func:`~jaxart.dynamics.tendons.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
-    (:func:`~jaxart.dynamics.tendons.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
 
     Zero (no program) for models without tendons.
     """

@@ -22,7 +22,7 @@ projection, after the joint and equality rows:
   static friction: the tendon sticks while the other forces along it stay below ``μ`` and slips with the
   force ``μ`` otherwise.
 * **limit row** (hard, zero compliance): ``C = L − clip(L, lower + margin, upper − margin)`` projected to zero
-  when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendons.tendon_limit_bounds`;
+  when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendon_forces.tendon_limit_bounds`;
   ``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
 * **effort limit** ``tendon_effort_limit`` bounds the actuator force as in ``SolverFeatherstone``'s implicit
   actuator (:mod:`jaxart.dynamics.tendon_forces`): the actuator's force at the step start with the look-ahead,
