@@ -7,7 +7,7 @@
   (:class:`~jaxart.laws.joint.JointTerm`) for the implicit solvers.
 * :mod:`jaxart.laws.compliance`: the compliant (XPBD) row update and the compliance of a drive row.
 * :mod:`jaxart.laws.equality`: equality-constraint quantities: the CONNECT body-2 anchor, the JOINT polynomial
-  with its slope, the mimic error.
+  with its slope, a mimic constraint as that polynomial.
 
 All functions are elementwise over leading dimensions, pure and ``jit``/``vmap``/``grad`` compatible.
 """

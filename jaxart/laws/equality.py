@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jaxart.math import quat_conjugate, quat_rotate, transform_point
 from jaxart.math.small import dot_last
 
-__all__ = ["connect_anchor2", "joint_polynomial"]
+__all__ = ["connect_anchor2", "joint_polynomial", "mimic_polynomial"]
 
 
 def connect_anchor2(x1_0, x2_0, anchor1) -> jnp.ndarray:
@@ -39,3 +39,17 @@ def joint_polynomial(coef, x) -> tuple[jnp.ndarray, jnp.ndarray]:
     value = dot_last(coef, powers)
     slope = dot_last(coef[..., 1:], jnp.asarray([1.0, 2.0, 3.0, 4.0], x.dtype) * powers[..., :4])
     return value, slope
+
+
+def mimic_polynomial(coef0, coef1) -> jnp.ndarray:
+    """A mimic constraint ``q_0 = coef0 + coef1·q_1`` as JOINT polynomial coefficients ``(coef0, coef1, 0, 0, 0)``.
+
+    Args:
+        coef0: ``(...)`` offset [m or rad].
+        coef1: ``(...)`` ratio.
+
+    Returns:
+        ``(..., 5)`` coefficients for :func:`joint_polynomial`.
+    """
+    zero = jnp.zeros_like(coef0)
+    return jnp.stack([coef0, coef1, zero, zero, zero], -1)

@@ -11,7 +11,7 @@ import pytest
 
 from jaxart.laws.angles import nearest_turn, whole_turns, wrap_angle
 from jaxart.laws.compliance import drive_compliance, xpbd_delta
-from jaxart.laws.equality import connect_anchor2, joint_polynomial
+from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
 from jaxart.laws.joint import drive, penalty_limit, smooth_friction, spring_damper
 from jaxart.math import quat_from_axis_angle, transform_point
 
@@ -103,3 +103,8 @@ def test_connect_anchor2_lands_on_the_anchor():
     a1 = jnp.asarray([0.05, 0.3, -0.2])
     a2 = connect_anchor2(x1, x2, a1)
     np.testing.assert_allclose(transform_point(x2, a2), transform_point(x1, a1), atol=1e-12)
+
+
+def test_mimic_polynomial_is_linear():
+    value, slope = joint_polynomial(mimic_polynomial(jnp.asarray(0.3), jnp.asarray(-2.0)), jnp.asarray(0.7))
+    np.testing.assert_allclose([value, slope], [0.3 - 1.4, -2.0], rtol=1e-14)

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.layout import DynamicsLayout, body_slot_masks
-from jaxart.laws.equality import connect_anchor2, joint_polynomial
+from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
 from jaxart.sim.enums import EqType, JointType
 
@@ -271,18 +271,25 @@ def _joint_rows(model, joint_q, n_slots: int, slot_of: np.ndarray, plan: Constra
     out = []
     on, on_mimic = model.equality_constraint_enabled.astype(dtype), model.constraint_mimic_enabled.astype(dtype)
     for k, q1, d1, q2, d2 in plan.joint:
-        c = model.equality_constraint_polycoef[k].astype(dtype)
-        x = joint_q[q2].astype(dtype) if q2 >= 0 else jnp.zeros((), dtype)
-        value, slope = joint_polynomial(c, x)
-        row = _unit(n_slots, slot_of, d1, dtype) - (slope * _unit(n_slots, slot_of, d2, dtype) if q2 >= 0 else 0.0)
-        out += _gated([(row[None], (joint_q[q1].astype(dtype) - value)[None])], on[k])
+        coef = model.equality_constraint_polycoef[k].astype(dtype)
+        out += _gated([_coordinate_row(joint_q, n_slots, slot_of, coef, (q1, d1), (q2, d2), dtype)], on[k])
     for k, q0, d0, q1, d1 in plan.mimic:
-        c0 = model.constraint_mimic_coef0[k].astype(dtype)
-        c1 = model.constraint_mimic_coef1[k].astype(dtype)
-        row = _unit(n_slots, slot_of, d0, dtype) - c1 * _unit(n_slots, slot_of, d1, dtype)
-        out += _gated([(row[None], (joint_q[q0].astype(dtype) - c0 - c1 * joint_q[q1].astype(dtype))[None])],
-                      on_mimic[k])
+        c0, c1 = model.constraint_mimic_coef0[k], model.constraint_mimic_coef1[k]
+        coef = mimic_polynomial(c0.astype(dtype), c1.astype(dtype))
+        out += _gated([_coordinate_row(joint_q, n_slots, slot_of, coef, (q0, d0), (q1, d1), dtype)], on_mimic[k])
     return out
+
+
+def _coordinate_row(joint_q, n_slots: int, slot_of: np.ndarray, coef, a: tuple, b: tuple, dtype):
+    """The row ``q_a − P(q_b)`` of a JOINT or mimic constraint: ``(1, n_slots)`` gradient and ``(1,)`` error.
+
+    ``a``, ``b``: ``(coordinate, dof)`` indices of the two joints (``b`` negative: no second joint, ``P(0)``).
+    """
+    (qa, da), (qb, db) = a, b
+    x = joint_q[qb].astype(dtype) if qb >= 0 else jnp.zeros((), dtype)
+    value, slope = joint_polynomial(coef, x)
+    row = _unit(n_slots, slot_of, da, dtype) - (slope * _unit(n_slots, slot_of, db, dtype) if qb >= 0 else 0.0)
+    return row[None], (joint_q[qa].astype(dtype) - value)[None]
 
 
 def _unit(n: int, slot_of: np.ndarray, dof: int, dtype):

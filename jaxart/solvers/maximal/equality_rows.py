@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxart.kinematics.fk import eval_fk
 from jaxart.laws.angles import nearest_turn
-from jaxart.laws.equality import connect_anchor2, joint_polynomial
+from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
 from jaxart.math import quat_conjugate, quat_mul, transform_point
 from jaxart.sim.enums import EqType
 from jaxart.solvers.maximal.joints import joint_static, rotation_vector
@@ -135,9 +135,9 @@ def equality_data(model, plan: EqualityPlan, joint_q0, dtype) -> EqualityData:
     qrel = qrel / jnp.linalg.norm(qrel, axis=-1, keepdims=True)
     mimic = plan.crd_mimic
     poly = _pick(model.equality_constraint_polycoef.astype(f), plan.crd_eq, ~mimic)
-    mim = _pick(jnp.stack([model.constraint_mimic_coef0.astype(f), model.constraint_mimic_coef1.astype(f)], -1),
+    mim = _pick(mimic_polynomial(model.constraint_mimic_coef0.astype(f), model.constraint_mimic_coef1.astype(f)),
                 plan.crd_eq, mimic)
-    coef = poly + jnp.concatenate([mim, jnp.zeros((mim.shape[0], 3), f)], -1)
+    coef = poly + mim
     nq = model.joint_coord_count
     qs = np.asarray(model.joint_q_start)
     coord = np.where(plan.crd_joints >= 0, qs[plan.crd_joints.clip(0)], nq).astype(np.int32)
