@@ -1,6 +1,6 @@
 """Batch-minor lane kernel of a whole SolverXPBD step.
 
-The per-world code (:mod:`maximal_xpbd_joints`, :mod:`maximal_xpbd_contacts`, :func:`jaxart.eval_ik`)
+The per-world code (:mod:`jaxart.solvers.xpbd.joints`, :mod:`jaxart.solvers.xpbd.contacts`, :func:`jaxart.eval_ik`)
 works on ``(items, 3)``-shaped arrays; under ``vmap`` every scalar of a world is a strided element and
 XLA:CPU runs hundreds of small, poorly vectorised loops per step. This module evaluates the same
 step — passive joint forces, prediction, the projection rounds (drives, joint linear rows, joint
@@ -140,7 +140,7 @@ def _com_levers(st, fr: _Frames) -> _Frames:
 
 def _free_rotation(st, fr: _Frames, q0, angles, cov):
     """Angular drive coordinates of driven FREE/DISTANCE joints: the rotation ``φ = log(q ⊗ q₀⁻¹)`` since the step
-    start and its world covectors (``maximal_xpbd_joints.drive_coords``)."""
+    start and its world covectors (:func:`jaxart.solvers.xpbd.joints.drive_coords`)."""
     on = mask(free_drive_joints(st))
     phi = s.where(on, s.rotation_vector(s.qmul(fr.q_rel, s.qconj(q0))), (0.0,) * 3)
     rows = [s.qrot(fr.x_p[1], r) for r in log_jacobian_inv(phi)]
@@ -173,7 +173,7 @@ def _solve_drives(st, b, jd, dr, lam, dt):
 
 
 def _linear_error(st, jd, fr: _Frames, axes, q_lin):
-    """``maximal_xpbd_joints._linear_error`` (world error vector of the linear row)."""
+    """The linear error of :mod:`jaxart.solvers.xpbd.joints` (world error vector of the linear row)."""
     free = [mask(k < st.n_lin) for k in range(3)]
     lo, hi = jd["lin_lo"], jd["lin_hi"]
     proj = tuple(s.total(jnp.where(free[k], q_lin[k], 0.0) * axes[k][i] for k in range(3)) for i in range(3))
@@ -215,7 +215,7 @@ def _solve_linear(st, b, jd, lam, dt, opt: LaneOptions):
 
 
 def _angular_rows(st, jd, fr: _Frames):
-    """``maximal_xpbd_joints._angular_rows``: errors (4 arrays) and world gradients (4 vectors)."""
+    """The angular rows of :mod:`jaxart.solvers.xpbd.joints`: errors (4 arrays) and world gradients (4 vectors)."""
     angles, cov = _ang_coords(st, jd, fr)
     qp = fr.x_p[1]
     n_ang, jt = st.n_ang, st.jtype
@@ -321,7 +321,7 @@ def _integrate(pose, twist, force, torque, bd, dt, angular_damping):
 
 
 def _velocities(pose_old, pose_new, com, dt):
-    """Newton's velocities from the pose change (``xpbd._velocities``)."""
+    """Newton's velocities from the pose change (as :mod:`jaxart.solvers.xpbd.solver`)."""
     x_new = s.add(pose_new[0], s.qrot(pose_new[1], com))
     x_old = s.add(pose_old[0], s.qrot(pose_old[1], com))
     dq = s.qmul(pose_new[1], s.qconj(pose_old[1]))
