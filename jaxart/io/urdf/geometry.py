@@ -135,7 +135,7 @@ def add_link_shapes(imp, body: int, link) -> list[int]:
     turn = np.concatenate([np.zeros(3), np_quat_between(np.array([0.0, 0.0, 1.0]),
                                                         np.asarray(opts["up"].to_vector()))])
     out = []
-    for g, collides in imp._geoms(link):
+    for g, collides in imp.geoms(link):
         cfg = b.default_shape_cfg.copy()
         if collides:
             cfg.is_visible = opts["show_colliders"] or not has_visuals or opts["visuals_collide"]

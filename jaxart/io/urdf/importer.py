@@ -229,7 +229,7 @@ class _Importer:
     def pre(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
 
-    def _geoms(self, link):
+    def geoms(self, link):
         """(geometry, collides) pairs of a link, honouring ``parse_visuals_as_colliders`` and ``hide_visuals``."""
         if self.opts["visuals_collide"]:
             return [(g, True) for g in link.geoms if g.visual]
@@ -239,7 +239,7 @@ class _Importer:
         """Check primitive sizes and load every mesh before the builder is touched."""
         cache: dict[tuple, object] = {}
         for link in self.robot.links.values():
-            for k, (g, _) in enumerate(self._geoms(link)):
+            for k, (g, _) in enumerate(self.geoms(link)):
                 what = f"link {link.name!r} <{'visual' if g.visual else 'collision'}> {g.name or k!r}"
                 check_primitive(g, what)
                 if g.kind != "mesh":
