@@ -233,13 +233,11 @@ def distance_limit_forces(model, joint_q, joint_qd, dt, *, implicit: bool):
     u = p / jnp.where(d > 1e-12, d, 1.0)[:, None]
     jac = jnp.concatenate([u, jnp.cross(r, u)], -1)  # ḋ = J · (v, ω)
     lo, hi = model.joint_limit_lower[d0], model.joint_limit_upper[d0]
-    d_lim = jnp.clip(d, jnp.where(lo >= 0.0, lo, 0.0), jnp.where(hi >= 0.0, hi, jnp.inf))
-    active = (d_lim != d) & (d > 1e-12)
-    k = jnp.where(active, model.joint_limit_ke[d0], 0.0)
-    c = jnp.where(active, model.joint_limit_kd[d0], 0.0)
     d_dot = jnp.sum(jac * qd, -1)
-    look = dt if implicit else 0.0
-    force = k * (d_lim - d - look * d_dot) - c * d_dot
+    lim, _ = penalty_limit(d, d_dot, jnp.where(lo >= 0.0, lo, 0.0), jnp.where(hi >= 0.0, hi, jnp.inf),
+                           model.joint_limit_ke[d0], model.joint_limit_kd[d0], enabled=d > 1e-12,
+                           look=dt if implicit else 0.0)
+    force, k, c = lim
     idx = d0[:, None] + np.arange(6)
     f = jnp.zeros((nd,), dtype).at[idx].add(force[:, None] * jac)
     if not implicit:

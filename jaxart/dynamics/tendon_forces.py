@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.tendon_path import path_layout, spatial_gradients
-from jaxart.laws.joint import smooth_friction
+from jaxart.laws.joint import drive, penalty_limit, smooth_friction
 from jaxart.math.quat import quat_rotate
 from jaxart.sim.model import Model
 
@@ -117,11 +117,8 @@ def tendon_scalar_forces(model: Model, length, speed):
     k, d = model.tendon_stiffness, model.tendon_damping
     spring = -k * jnp.maximum(length - high, 0.0) + k * jnp.maximum(low - length, 0.0)
     lo, hi = tendon_limit_bounds(model)
-    below, above = length < lo, length > hi
-    target = jnp.where(below, lo, jnp.where(above, hi, length))
-    active = below | above
-    limit = jnp.where(active, model.tendon_limit_ke * (target - length) - model.tendon_limit_kd * speed, 0.0)
-    return spring - d * speed + limit
+    limit, _ = penalty_limit(length, speed, lo, hi, model.tendon_limit_ke, model.tendon_limit_kd)
+    return spring - d * speed + limit.force
 
 
 def tendon_limit_bounds(model: Model):
@@ -150,10 +147,9 @@ def tendon_actuator_forces(model: Model, control, length, speed, *, look: float 
     """Scalar tendon actuator forces ``tendon_f + ke (L* − L − look L̇) + kd (L̇* − L̇)`` [N] (positive lengthens),
     clamped to ``±tendon_effort_limit``, and whether each is saturated."""
     f, target, target_vel = tendon_controls(model, control)
-    ke, kd = model.tendon_target_ke, model.tendon_target_kd
-    drive = f + ke * (target - length - look * speed) + kd * (target_vel - speed)
-    limit = model.tendon_effort_limit
-    return jnp.clip(drive, -limit, limit), jnp.abs(drive) > limit
+    term, saturated = drive(target - length, speed, target_vel, model.tendon_target_ke, model.tendon_target_kd,
+                            act=f, effort_limit=model.tendon_effort_limit, look=look)
+    return term.force, saturated
 
 
 def tendon_gains(model: Model, length, saturated):

@@ -61,7 +61,7 @@ def penalty_limit(pos, vel, lower, upper, ke, kd, *, enabled=True, look=0.0) -> 
     Args:
         pos: Position ``q`` [m or rad].
         vel: Velocity ``q̇`` [m/s or rad/s].
-        lower, upper: Limits [m or rad].
+        lower, upper: Limits [m or rad] (may be infinite).
         ke: Limit stiffness [N/m or N·m/rad].
         kd: Limit damping [N·s/m or N·m·s/rad].
         enabled: Mask of the DOFs that have the limit (broadcast to ``pos``).
@@ -72,9 +72,8 @@ def penalty_limit(pos, vel, lower, upper, ke, kd, *, enabled=True, look=0.0) -> 
     """
     active = enabled & ((pos < lower) | (pos > upper))
     err = jnp.where(pos < lower, lower - pos, upper - pos)
-    k = jnp.where(active, ke, 0.0)
-    c = jnp.where(active, kd, 0.0)
-    return JointTerm(k * (err - look * vel) - c * vel, k, c), active
+    force = jnp.where(active, ke * (err - look * vel) - kd * vel, 0.0)  # 0 inside, also for infinite bounds
+    return JointTerm(force, jnp.where(active, ke, 0.0), jnp.where(active, kd, 0.0)), active
 
 
 def spring_damper(pos, vel, rest, ke, kd, *, look=0.0) -> JointTerm:

@@ -108,3 +108,12 @@ def test_connect_anchor2_lands_on_the_anchor():
 def test_mimic_polynomial_is_linear():
     value, slope = joint_polynomial(mimic_polynomial(jnp.asarray(0.3), jnp.asarray(-2.0)), jnp.asarray(0.7))
     np.testing.assert_allclose([value, slope], [0.3 - 1.4, -2.0], rtol=1e-14)
+
+
+def test_penalty_limit_with_an_infinite_bound_is_finite():
+    q = jnp.asarray([0.5, 3.0])
+    term, active = penalty_limit(q, jnp.asarray([1.0, 1.0]), 1.0, jnp.inf, 10.0, 1.0)
+    np.testing.assert_allclose(term.force, [10.0 * 0.5 - 1.0, 0.0])
+    np.testing.assert_array_equal(active, [True, False])
+    grad = jax.grad(lambda x: penalty_limit(x, 1.0, 1.0, jnp.inf, 10.0, 1.0)[0].force.sum())(q)
+    np.testing.assert_allclose(grad, [-10.0, 0.0])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.laws.joint import drive, spring_damper
+from jaxart.laws.joint import drive, penalty_limit, spring_damper
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
@@ -180,8 +180,6 @@ def _distance(model, st, fr, ke, kd):
     dist = jnp.sqrt(jnp.where(ok, d2, 1.0))
     u = jnp.where(ok[:, None], fr.x_err / dist[:, None], 0.0)
     dist = jnp.where(ok, dist, 0.0)
-    over = (hi >= 0.0) & (dist > hi)
-    under = (lo >= 0.0) & (dist < lo)
-    bound = jnp.where(over, hi, lo)
-    mag = ke * (bound - dist) - kd * dot_last(u, fr.v_err)
-    return jnp.where((over | under)[:, None], mag[:, None] * u, 0.0)
+    lim, active = penalty_limit(dist, dot_last(u, fr.v_err), jnp.where(lo >= 0.0, lo, 0.0),
+                                jnp.where(hi >= 0.0, hi, jnp.inf), ke, kd)
+    return jnp.where(active[:, None], lim.force[:, None] * u, 0.0)
