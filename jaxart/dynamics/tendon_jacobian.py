@@ -6,6 +6,8 @@ SolverFeatherstone's implicit tendon rows (:mod:`jaxart.dynamics.engine.tendon_t
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,6 +19,7 @@ from jaxart.dynamics.tendon_forces import fixed_entries, tendon_points
 __all__ = ["tendon_jacobian", "tendon_jacobian_rate"]
 
 
+@functools.lru_cache(maxsize=32)
 def _dof_body_masks(lay: DynamicsLayout, body_count: int, dof_count: int) -> np.ndarray:
     """``(n + 1, nd)`` static masks: DOF ``d`` moves body ``b`` (last row: the world, all zero)."""
     slots = body_slot_masks(lay, body_count)  # (n + 1, A·D)

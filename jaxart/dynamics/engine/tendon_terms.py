@@ -26,8 +26,6 @@ adds ``a`` to ``w`` (``a JᵀJ`` in the matrix) and ``−a J̇q̇`` to the tendo
 
 from __future__ import annotations
 
-import functools
-
 import jax.numpy as jnp
 
 from jaxart.dynamics.layout import DynamicsLayout
@@ -44,7 +42,6 @@ from jaxart.dynamics.tendon_jacobian import tendon_jacobian_rate
 __all__ = ["lowrank_apply", "lowrank_matrix", "tendon_step_loads"]
 
 
-@functools.lru_cache(maxsize=32)
 def _flat_rows(lay: DynamicsLayout, jac: jnp.ndarray) -> jnp.ndarray:
     """``(k, nd)`` DOF rows → ``(k, A·D)`` rows over the flat block slots (padding zero)."""
     ext = jnp.concatenate([jac, jnp.zeros((jac.shape[0], 1), jac.dtype)], axis=1)
