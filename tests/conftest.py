@@ -14,8 +14,9 @@ tests ask XLA:CPU for its lowest LLVM optimisation level (``--xla_backend_optimi
 older loop fusion emitter (``--xla_cpu_use_fusion_emitters=false``, the README's compile-time tip), both
 appended to any ``XLA_FLAGS`` already set; ``JAXART_TEST_XLA_OPT=1`` keeps XLA's defaults. They change how
 the machine code is generated, not what it computes (up to floating-point rounding): the first cut the
-CPU time of ``tests/test_dynamics.py`` by a quarter, the second a further 36-38 % of
-``tests/test_aba.py``, ``tests/test_kinematics.py`` and ``tests/test_envs.py``. Benchmarks never use them.
+CPU time of ``tests/dynamics/test_dynamics.py`` by a quarter, the second a further 36-38 % of
+``tests/dynamics/test_aba.py``, ``tests/kinematics/test_kinematics.py`` and ``tests/envs/test_envs.py``. Benchmarks
+never use them.
 """
 
 import os

@@ -13,6 +13,7 @@ import jaxart
 from jaxart.sim.validate import np_quat_mul
 
 #: The humanoid that ships with MuJoCo's MJX test data (loaded in place, never copied).
+TEST_ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")  # model files made for the tests
 MJX_HUMANOID = os.path.join(os.path.dirname(mujoco.__file__), "mjx", "test_data", "humanoid", "humanoid.xml")
 
 

@@ -143,13 +143,13 @@ def contact_forces(model, state, contacts, *, smooth: float | None = None,
         damping = kd * sv * jax.nn.softplus(-vn / sv) * gate
         fn = elastic + adhesion + damping
         limit = mu * jnp.maximum(fn, 0.0) * gate
-        ft = -_smooth_friction_ratio(limit, kf, vt)[:, None] * vt
+        ft = -smooth_friction_ratio(limit, kf, vt)[:, None] * vt
         on = contacts.active
     force = jnp.where(on[:, None], fn[:, None] * n + ft, 0.0)
     return ContactForces(force, jnp.where(on, fn, 0.0), pa, pb)
 
 
-def _smooth_friction_ratio(limit, kf, vt):
+def smooth_friction_ratio(limit, kf, vt):
     """``L·tanh(kf·|v_t|/L)/|v_t|`` with its limits (``kf`` at ``v_t = 0``, 0 when ``L = 0``), NaN-free."""
     s2 = small.dot_last(vt, vt)
     ok = (s2 > 0.0) & (limit > 0.0)

@@ -5,7 +5,7 @@ system as :func:`~jaxart.dynamics.mass_matrix.crba` + a dense Cholesky, where ``
 diagonal (armature, the implicit drive/limit/damping terms of the Featherstone step). All spatial
 quantities are world-origin Plücker coordinates (:mod:`jaxart.dynamics.motion`), so no frame
 transforms appear between parent and child. The recursion runs on the DOF tree of
-:mod:`jaxart.dynamics.aba_schedule` (multi-DOF joints as chains of one-DOF joints through massless
+:mod:`jaxart.dynamics.engine.aba_schedule` (multi-DOF joints as chains of one-DOF joints through massless
 virtual links, which is exact), so every pivot is a scalar:
 
 * backward (leaves → roots), per DOF ``d`` with columns ``S``, velocity product ``c = Ṡ q̇``:
@@ -13,7 +13,7 @@ virtual links, which is exact), so every pivot is a scalar:
   ``D = Sᵀ U + e``, ``u = τ − Sᵀ p^A``, ``I^a = I^A − U Uᵀ / D``,
   ``p^a = p^A + I^a c + U u / D``;
 * forward (roots → leaves): ``a' = a_parent + c``, ``q̈ = (u − Uᵀ a') / D``, ``a = a' + S q̈``;
-* multi-DOF joints hanging from the world (root blocks of :mod:`jaxart.dynamics.aba_schedule`) are
+* multi-DOF joints hanging from the world (root blocks of :mod:`jaxart.dynamics.engine.aba_schedule`) are
   solved between the passes as one SPD system each: ``(Sᵀ I^A S + diag e) q̈ = τ − Sᵀ (p^A + I^A c)``
   with the body's articulated inertia and bias from the backward pass, ``a = c + S q̈``.
 
@@ -25,7 +25,7 @@ Layout and speed: the kernel is wrapped by :func:`~jaxart.math.lanes.lanes`, so 
 per-world scalar is one contiguous vector over the worlds; the two passes are ``lax.scan`` loops over
 the tree levels (a loop boundary per level also keeps XLA from re-evaluating a level inside each of
 its consumers). Pivots ``D ≤ 0`` are clamped to ``finfo.tiny`` as in
-:mod:`jaxart.dynamics.cholesky`: a singular system yields huge or non-finite accelerations in that
+:mod:`jaxart.math.cholesky`: a singular system yields huge or non-finite accelerations in that
 world only.
 """
 
@@ -35,14 +35,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics import lane_spatial as ls
-from jaxart.dynamics.aba_contact import contact_dof_terms
-from jaxart.dynamics.aba_schedule import aba_schedule
-from jaxart.dynamics.cholesky import spd_solve_batch_minor
-from jaxart.dynamics.dense_solve import dense_accelerations
+from jaxart.dynamics.engine import lane_spatial as ls
+from jaxart.dynamics.engine.aba_contact import contact_dof_terms
+from jaxart.dynamics.engine.aba_schedule import aba_schedule
+from jaxart.dynamics.engine.dense_solve import dense_accelerations
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_frames_lanes, fk_twists_lanes
 from jaxart.math import soa
+from jaxart.math.cholesky import spd_solve_batch_minor
 from jaxart.math.lanes import col, lanes
 from jaxart.math.static_index import take_rows
 
@@ -199,7 +199,7 @@ def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray
     With the body's articulated inertia ``I^A``/bias ``p^A`` (its own plus its children's from the
     first level), columns ``S`` and the summed velocity products ``c`` of the joint's DOFs:
     ``(Sᵀ I^A S + diag(e)) q̈ = τ − Sᵀ (p^A + I^A c)`` and the body acceleration ``a = c + S q̈``.
-    The small SPD systems are solved by :mod:`jaxart.dynamics.cholesky`'s batch-minor kernel.
+    The small SPD systems are solved by :mod:`jaxart.math.cholesky`'s batch-minor kernel.
 
     Returns:
         ``(q̈ (M, R, L), body accelerations (6-tuple of (R, L)))``.
@@ -242,7 +242,7 @@ def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, bo
     """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies).
 
     ``contact``: optional ``(rows, bodies, dt)`` of implicit contact rows whose other side is static
-    (:mod:`jaxart.dynamics.aba_contact`), folded into the attached inertias and biases.
+    (:mod:`jaxart.dynamics.engine.aba_contact`), folded into the attached inertias and biases.
     """
     sched = aba_schedule(model)
     geometry = _geometry(model, joint_q, joint_qd, base_q)
@@ -279,7 +279,7 @@ def aba_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra,
     """Joint accelerations of one world by the articulated-body algorithm (batch-minor under ``vmap``).
 
     Only batched (``vmap``) evaluation runs the lane kernel; unbatched calls, batches of one and all
-    derivatives use :func:`~jaxart.dynamics.dense_solve.dense_accelerations` (the same values): at one
+    derivatives use :func:`~jaxart.dynamics.engine.dense_solve.dense_accelerations` (the same values): at one
     lane the kernel's many small operations cost more than the dense solve (humanoid step at batch 1:
     354 vs 236 µs), and the dense solve's ``custom_linear_solve`` derivative is cheaper than reverse
     mode through the two level scans.

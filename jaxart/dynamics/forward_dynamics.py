@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.dynamics.aba import aba_accelerations, dense_from_base
-from jaxart.dynamics.dense_solve import solve_blocks
-from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
+from jaxart.dynamics.engine.dense_solve import solve_blocks
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian_rate
 from jaxart.sim import checks
 from jaxart.sim.model import Control, State
 

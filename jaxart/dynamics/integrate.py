@@ -52,7 +52,7 @@ def coord_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> tuple:
     return q_ext, take_rows(qd_ext, sch.lin_qd.array), take_rows(qd_ext, sch.ang_qd.array), quat, r_com
 
 
-def _integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
+def integrate_plain(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, dt) -> jnp.ndarray:
     """Per-world :func:`integrate_coords` (ordinary layout)."""
     sch, nq = model.schedule, model.joint_coord_count
     q_ext, qdl, qda, quat, r_com = coord_terms(model, joint_q, joint_qd)
@@ -105,7 +105,7 @@ def integrate_kernel(model, joint_q, joint_qd, dt):
 #: velocities; ``dt`` time step [s]. Returns ``(joint_coord_count,)`` new coordinates. Batch-minor
 #: under ``vmap`` (:mod:`jaxart.math.lanes`; batch-major it cost 1.1 µs per humanoid world at batch
 #: 1024); single worlds and derivatives use the same formulas in the ordinary layout.
-integrate_coords = lanes(integrate_kernel, plain=_integrate_plain)
+integrate_coords = lanes(integrate_kernel, plain=integrate_plain)
 
 @functools.lru_cache(maxsize=64)
 def _coord_sources(sch, nq: int) -> np.ndarray:

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxart.dynamics.convert import generalized_to_joint_f
-from jaxart.dynamics.jacobian import _apply_mask
+from jaxart.dynamics.jacobian import apply_mask
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.mass_matrix import block_armature, crba, tendon_armature_blocks
 from jaxart.dynamics.motion import block_terms
@@ -31,12 +31,12 @@ def _dof_mask(model, mask, values: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(sel[:-1], values, 0.0)
 
 
-def _tendon_armature_force(model, state: State, joint_qdd) -> jnp.ndarray:
+def tendon_armature_force(model, state: State, joint_qdd) -> jnp.ndarray:
     """``(nd,)`` generalized force ``Σ_t a_t J_tᵀ (J_t q̈ + J̇_t q̇)`` of the tendons' armature (zero without tendons)."""
     nd = model.joint_dof_count
     if not model.tendon.tendon_count:  # static
         return jnp.zeros((nd,), state.joint_qd.dtype)
-    from jaxart.dynamics.tendon_terms import tendon_jacobian_rate
+    from jaxart.dynamics.tendon_jacobian import tendon_jacobian_rate
 
     jac, bias = tendon_jacobian_rate(model, state.joint_q, state.joint_qd, state.body_q)
     jac = jnp.where(dynamics_layout(model).in_tree_dof, jac, 0.0)  # loop-joint DOFs carry no inverse dynamics
@@ -67,9 +67,9 @@ def eval_inverse_dynamics_passive(model, state: State, mask=None):
         grav = -project_wrenches(terms, lay, gravity_wrenches(model, terms))
         cor = rnea(terms, lay, None, None)
         g = generalized_to_joint_f(model, terms.cols, scatter_dofs(lay, grav, nd))
-        cor = scatter_dofs(lay, cor, nd) + _tendon_armature_force(model, state, jnp.zeros((nd,), cor.dtype))
+        cor = scatter_dofs(lay, cor, nd) + tendon_armature_force(model, state, jnp.zeros((nd,), cor.dtype))
         c = generalized_to_joint_f(model, terms.cols, cor)
-        return _apply_mask(model, h, mask), _dof_mask(model, mask, g), _dof_mask(model, mask, c)
+        return apply_mask(model, h, mask), _dof_mask(model, mask, g), _dof_mask(model, mask, c)
 
 
 @jax.jit
@@ -93,7 +93,7 @@ def eval_inverse_dynamics_force(model, state: State, joint_qdd, mask=None) -> jn
         terms = block_terms(model, state.joint_q, state.joint_qd, state.body_q)
         qdd = gather_dofs(lay, jnp.asarray(joint_qdd, terms.S.dtype))
         tau = rnea(terms, lay, qdd, gravity_wrenches(model, terms)) + block_armature(model, lay) * qdd
-        tau = scatter_dofs(lay, tau, nd) + _tendon_armature_force(model, state, joint_qdd)
+        tau = scatter_dofs(lay, tau, nd) + tendon_armature_force(model, state, joint_qdd)
         return _dof_mask(model, mask, generalized_to_joint_f(model, terms.cols, tau))
 
 

@@ -52,10 +52,10 @@ def eval_jacobian(model, state: State, mask=None) -> jnp.ndarray:
         jc = com_jacobians(terms, lay.link_dof)
         a, l_, _, d = jc.shape
         out = jc.reshape(a, l_ * 6, d)
-        return _apply_mask(model, out, mask)
+        return apply_mask(model, out, mask)
 
 
-def _apply_mask(model, out: jnp.ndarray, mask) -> jnp.ndarray:
+def apply_mask(model, out: jnp.ndarray, mask) -> jnp.ndarray:
     art = articulation_mask(model, mask, None)
     if art is None:
         return out

@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.joints import append_rows
+from jaxart.laws.angles import wrap_angle
+from jaxart.laws.joint import drive, penalty_limit, smooth_friction, spring_damper
 from jaxart.math import quat_normalize, quat_rotate, soa, transform_inverse, transform_point
 from jaxart.math.safe import safe_norm
 from jaxart.math.static_index import take_rows
@@ -162,7 +164,7 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         dt: Time step.
         implicit: Fold stiffness/damping into the matrix.
         friction_eps: Velocity scale of the smooth Coulomb friction ``−μ tanh(q̇/ε)``.
-        drive_inertia: ``(nd,)`` effective inertias (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`)
+        drive_inertia: ``(nd,)`` effective inertias (:func:`~jaxart.dynamics.engine.drive_inertia.drive_inertia`)
             that scale the gains of ``ACCELERATION`` drives; required when the model has any.
         limit_impulse: ``joint_effort_limit`` is an impulse per step (PhysX without
             ``eDRIVE_LIMITS_ARE_FORCES``): the drive force is clamped to ``effort_limit / dt``.
@@ -180,8 +182,9 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
     is_scalar, is_ball, is_dist = col(st.is_scalar), col(st.is_ball), col(st.is_distance)
     use_ke, use_kd, is_angular_scalar = col(st.use_ke), col(st.use_kd), col(st.is_angular_scalar)
     lo, hi = model.joint_limit_lower, model.joint_limit_upper
-    limited = (is_scalar | is_ball) & ~is_dist & ((pos < lo) | (pos > hi))
-    e_lim = jnp.where(pos < lo, lo - pos, hi - pos)
+    look = dt if implicit else 0.0
+    limit, limited = penalty_limit(pos, v, lo, hi, model.joint_limit_ke, model.joint_limit_kd,
+                                   enabled=(is_scalar | is_ball) & ~is_dist, look=look)
     drivable = is_scalar | is_ball
     ke = jnp.where(limited | ~drivable, 0.0, model.joint_target_ke * use_ke)
     kd = jnp.where(limited | ~drivable, 0.0, model.joint_target_kd * use_kd)
@@ -192,28 +195,19 @@ def joint_forces(model, control, joint_q, joint_qd, dt, *, implicit: bool, frict
         scale = jnp.where(col(accel), drive_inertia, 1.0)
         ke, kd = ke * scale, kd * scale
     v_t = jnp.where(use_kd, control.joint_target_qd, 0.0)
-    wrapped = pos - 2.0 * jnp.pi * jnp.floor((pos + jnp.pi) / (2.0 * jnp.pi))
-    spring_pos = jnp.where(is_angular_scalar, wrapped, pos)
-    e_rest = jnp.where(is_scalar | is_ball, model.joint_rest_q - spring_pos, 0.0)
-    k_lim = jnp.where(limited, model.joint_limit_ke, 0.0)
-    c_lim = jnp.where(limited, model.joint_limit_kd, 0.0)
+    spring_pos = jnp.where(is_angular_scalar, wrap_angle(pos), pos)
     stiff = jnp.where(is_scalar | is_ball, model.joint_stiffness, 0.0)
-    th = jnp.tanh(v / friction_eps)
-    fric = -model.joint_friction * th
-    c_fric = model.joint_friction / friction_eps * (1.0 - th * th)
-    look = dt if implicit else 0.0
-    drive = ke * (err - look * v) + kd * (v_t - v) + control.joint_act
-    limit = model.joint_effort_limit / dt if limit_impulse else model.joint_effort_limit
-    saturated = jnp.abs(drive) > limit
-    drive = jnp.clip(drive, -limit, limit)
-    f0 = (drive + stiff * (e_rest - look * v) - model.joint_damping * v + k_lim * (e_lim - look * v) - c_lim * v
-          + fric)
+    effort = model.joint_effort_limit / dt if limit_impulse else model.joint_effort_limit
+    drv, _ = drive(err, v, v_t, ke, kd, act=control.joint_act, effort_limit=effort, look=look)
+    spring = spring_damper(spring_pos, v, model.joint_rest_q, stiff, model.joint_damping, look=look)
+    fric = smooth_friction(v, model.joint_friction, friction_eps)
+    f0 = drv.force + spring.force + limit.force + fric.force
     if implicit:
-        k = jnp.where(saturated, 0.0, ke) + stiff + k_lim
-        c = jnp.where(saturated, 0.0, kd) + model.joint_damping + c_lim + c_fric
+        k = drv.stiffness + spring.stiffness + limit.stiffness
+        c = drv.damping + spring.damping + limit.damping + fric.damping
     else:
         k = jnp.zeros_like(v)
-        c = c_fric
+        c = fric.damping
     if st.dist_joint.size:  # static: only models with DISTANCE joints
         f_d, dyad = distance_limit_forces(model, joint_q, joint_qd, dt, implicit=implicit)
         return f0 + f_d, k * dt * dt + c * dt, dyad
@@ -239,13 +233,11 @@ def distance_limit_forces(model, joint_q, joint_qd, dt, *, implicit: bool):
     u = p / jnp.where(d > 1e-12, d, 1.0)[:, None]
     jac = jnp.concatenate([u, jnp.cross(r, u)], -1)  # ḋ = J · (v, ω)
     lo, hi = model.joint_limit_lower[d0], model.joint_limit_upper[d0]
-    d_lim = jnp.clip(d, jnp.where(lo >= 0.0, lo, 0.0), jnp.where(hi >= 0.0, hi, jnp.inf))
-    active = (d_lim != d) & (d > 1e-12)
-    k = jnp.where(active, model.joint_limit_ke[d0], 0.0)
-    c = jnp.where(active, model.joint_limit_kd[d0], 0.0)
     d_dot = jnp.sum(jac * qd, -1)
-    look = dt if implicit else 0.0
-    force = k * (d_lim - d - look * d_dot) - c * d_dot
+    lim, _ = penalty_limit(d, d_dot, jnp.where(lo >= 0.0, lo, 0.0), jnp.where(hi >= 0.0, hi, jnp.inf),
+                           model.joint_limit_ke[d0], model.joint_limit_kd[d0], enabled=d > 1e-12,
+                           look=dt if implicit else 0.0)
+    force, k, c = lim
     idx = d0[:, None] + np.arange(6)
     f = jnp.zeros((nd,), dtype).at[idx].add(force[:, None] * jac)
     if not implicit:

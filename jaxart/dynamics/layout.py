@@ -147,3 +147,16 @@ def _check_root(topo, sch, a: int, s: int, e: int, link_of_body: dict) -> None:
                 f"dynamics: articulation {topo.articulation_label[a]!r} hangs from body {topo.body_label[pb]!r} "
                 f"of another articulation (joint {topo.joint_label[j]!r}); reduced-coordinate dynamics needs "
                 "each articulation's root attached to the world or to a static body")
+
+
+@functools.lru_cache(maxsize=64)
+def body_slot_masks(lay: DynamicsLayout, body_count: int) -> np.ndarray:
+    """``(n + 1, A·D)`` static masks: flat DOF slot ``k`` moves body ``b`` (last row: static, all zero)."""
+    a_count, links = lay.link_body.shape
+    masks = np.zeros((body_count + 1, a_count * lay.max_dofs), bool)
+    for a in range(a_count):
+        for lk in range(links):
+            b = int(lay.link_body[a, lk])
+            if b < body_count:
+                masks[b, a * lay.max_dofs:(a + 1) * lay.max_dofs] = lay.link_dof[a, lk]
+    return masks

@@ -7,7 +7,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jaxart.dynamics.jacobian import _apply_mask
+from jaxart.dynamics.jacobian import apply_mask
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import BlockTerms, block_terms
 from jaxart.math import small
@@ -42,7 +42,7 @@ def tendon_armature_blocks(model, lay: DynamicsLayout, joint_q: jnp.ndarray, bod
     A tendon spanning two articulations also couples their blocks; those off-diagonal blocks have no place in the
     per-articulation layout and are left out (the solvers and :func:`~jaxart.eval_forward_dynamics` apply them).
     """
-    from jaxart.dynamics.tendon_terms import tendon_jacobian
+    from jaxart.dynamics.tendon_jacobian import tendon_jacobian
 
     if not model.tendon.tendon_count:  # static
         return jnp.zeros((*lay.dof_index.shape, lay.max_dofs), joint_q.dtype)
@@ -78,4 +78,4 @@ def eval_mass_matrix(model, state: State, mask=None, *, include_armature: bool =
         if include_armature:
             h = h + jnp.eye(lay.max_dofs, dtype=h.dtype) * block_armature(model, lay)[:, None, :]
             h = h + tendon_armature_blocks(model, lay, state.joint_q, state.body_q)
-        return _apply_mask(model, h, mask)
+        return apply_mask(model, h, mask)

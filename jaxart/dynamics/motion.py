@@ -85,7 +85,7 @@ def dof_columns(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray):
     ang = [soa.qrot(rot, a) for a in fr.motion.ang_axes]
     s_lin = [(*a, zero, zero, zero) for a in lin]  # 6 components per axis slot, (t,) each
     s_ang = [(*soa.cross(fr.ref, a), *a) for a in ang]
-    rows = _dof_rows(sch, nd)
+    rows = dof_rows(sch, nd)
 
     def column(c: int) -> jnp.ndarray:  # component c of every DOF column, ordered like lin_qd/ang_qd.ravel()
         flat = [jnp.stack([s[k][c] for k in range(3)], axis=-1).reshape(*zero.shape[:-1], -1) for s in (s_lin, s_ang)]
@@ -96,7 +96,7 @@ def dof_columns(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray):
     return cols, (body_q, soa.stack(*fr.com_w))
 
 
-def _dof_rows(sch, nd: int) -> np.ndarray:
+def dof_rows(sch, nd: int) -> np.ndarray:
     """Static ``(nd + 1,)`` row of each DOF in ``concat(lin axes (t·3), ang axes (t·3), zero)``.
 
     A gather instead of scattering the axis columns into place: XLA:CPU scatters are serial loops.

@@ -9,8 +9,8 @@ divisor. ``L = Σ_segments length / divisor``.
 :func:`spatial_gradients` differentiates this one function with ``jax.grad``: ``∂L/∂p`` for every entry
 (a straight segment's unit direction at its ends; for a wrapped segment the directions of its straight legs, and
 their sum with reversed sign on the geometry's centre) and ``a × ∂L/∂a`` for a cylinder's world axis ``a`` (the
-angular gradient of the geometry's body). Both the reduced-coordinate code (:mod:`jaxart.dynamics.tendons`,
-:mod:`jaxart.dynamics.tendon_terms`) and the maximal-coordinate solvers (:mod:`jaxart.solvers.maximal.tendons`)
+angular gradient of the geometry's body). Both the reduced-coordinate code (:mod:`jaxart.dynamics.tendon_forces`,
+:mod:`jaxart.dynamics.engine.tendon_terms`) and the maximal-coordinate solvers (:mod:`jaxart.solvers.maximal.tendons`)
 use these gradients as point forces and body torques, so all solvers share one definition of the length.
 """
 

@@ -19,7 +19,7 @@ Two static schedules, chosen by tree depth (both index arrays are computed from 
   ``2**rounds`` times (measured on a 128-link chain: 1.8 ms → 56 µs per world). XLA:CPU drops
   ``optimization_barrier``; a loop boundary is what forces materialisation.
 
-Measured per humanoid world at batch 4096 (batch-major FK incl. twists, session 2): unrolled
+Measured per humanoid world at batch 4096 (batch-major FK incl. twists): unrolled
 doubling 8 µs, looped doubling 5 µs, unrolled levels 2.7 µs. Unrolled levels' compile time grows
 with depth, hence the cut-over.
 

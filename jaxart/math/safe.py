@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from jaxart.math import small
 
-_TINY = 1e-30
+TINY = 1e-30
 
 
 def safe_norm(v: jnp.ndarray, axis: int = -1, keepdims: bool = False) -> jnp.ndarray:
@@ -21,7 +21,7 @@ def safe_norm(v: jnp.ndarray, axis: int = -1, keepdims: bool = False) -> jnp.nda
         The norm, with the reduced axis removed unless ``keepdims``.
     """
     sq = small.sum_axis(v * v, axis, keepdims=keepdims)
-    is_zero = sq <= _TINY
+    is_zero = sq <= TINY
     safe_sq = jnp.where(is_zero, 1.0, sq)
     return jnp.where(is_zero, 0.0, jnp.sqrt(safe_sq))
 
@@ -55,7 +55,7 @@ def safe_atan2(y: jnp.ndarray, x: jnp.ndarray) -> jnp.ndarray:
     Returns:
         The angle in ``(-pi, pi]``; 0 where both arguments vanish.
     """
-    both_zero = (x * x + y * y) <= _TINY
+    both_zero = (x * x + y * y) <= TINY
     return jnp.where(both_zero, 0.0, jnp.arctan2(jnp.where(both_zero, 0.0, y), jnp.where(both_zero, 1.0, x)))
 
 

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.math.safe import _TINY, safe_atan2
+from jaxart.math.safe import TINY, safe_atan2
 from jaxart.math.static_index import take_rows
 
 Vec = tuple
@@ -170,7 +170,7 @@ def transpose(m) -> tuple:
 def safe_norm(v):
     """:func:`jaxart.math.safe_norm` of a component tuple (0 with a zero gradient at the origin)."""
     sq = total(x * x for x in v)
-    z = sq <= _TINY
+    z = sq <= TINY
     return jnp.where(z, 0.0, jnp.sqrt(jnp.where(z, 1.0, sq)))
 
 

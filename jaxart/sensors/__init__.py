@@ -7,7 +7,7 @@ time for the sensors that need them. :class:`SensorIMU`, :class:`SensorContact` 
 are Newton 1.8's sensor objects made functional.
 """
 
-from jaxart.sensors.acceleration import body_accelerations
+from jaxart.sensors.body_acceleration import body_accelerations
 from jaxart.sensors.evaluate import eval_sensors
 from jaxart.sensors.inputs import SensorInputs
 from jaxart.sensors.lookup import sensor_dict, sensor_index, sensor_slice, sensor_value

@@ -7,6 +7,7 @@ import functools
 import jax
 import numpy as np
 
+from jaxart.sensors.body_acceleration import body_accelerations
 from jaxart.sensors.frames import FrameRefs, frame_poses, frame_refs
 from jaxart.sensors.inputs import SensorInputs
 from jaxart.sim.sensor_types import SensorType
@@ -62,8 +63,6 @@ class SensorContext:
     @functools.cached_property
     def body_acc(self) -> jax.Array:
         """``(body_count, 6)`` classical body accelerations ``(a_com, α)`` of ``inputs.joint_qdd``."""
-        from jaxart.sensors.acceleration import body_accelerations
-
         return body_accelerations(self.model, self.state, self.inputs.joint_qdd)
 
     @functools.cached_property

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.math import quat_rotate_inv, transform_inverse, transform_mul
-from jaxart.sensors.acceleration import body_accelerations
+from jaxart.sensors.body_acceleration import body_accelerations
 from jaxart.sensors.frames import FrameRefs, frame_poses, point_accelerations, point_velocities
 from jaxart.sim import checks
 

@@ -515,9 +515,9 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
                 parent_body: int = -1, **kwargs) -> dict:
         """Import the rigid-body physics of a USD stage (path, USDA text or ``Usd.Stage``) via UsdPhysics.
 
-        See :func:`jaxart.io.usd_import.add_usd` for the arguments and the mapping.
+        See :func:`jaxart.io.usd.add_usd` for the arguments and the mapping.
         """
-        from jaxart.io.usd_import import add_usd
+        from jaxart.io.usd import add_usd
 
         return add_usd(self, source, xform=xform, floating=floating, base_joint=base_joint, parent_body=parent_body,
                        **kwargs)

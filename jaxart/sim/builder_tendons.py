@@ -9,7 +9,7 @@ MuJoCo's ``<position/velocity tendon=…>``, PhysX's tendon stiffness/damping to
 feed-forward force is ``Control.tendon_f``, and ``effort_limit`` bounds the actuator's total force like a joint's
 ``effort_limit`` (MuJoCo's ``forcerange``). ``frictionloss``, ``armature`` and ``margin`` are MuJoCo's tendon
 attributes (dry friction, inertia of the length, limit margin). See :mod:`jaxart.sim.tendons` for the
-lengths and :mod:`jaxart.dynamics.tendons` for the forces.
+lengths and :mod:`jaxart.dynamics.tendon_forces` for the forces.
 """
 
 from __future__ import annotations

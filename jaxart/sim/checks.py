@@ -18,6 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.sim.state import Control, State
+
 _BATCH_HINT = "; for a batch of worlds map the call with jax.vmap"
 
 
@@ -65,8 +67,6 @@ def check_optional(x, shape: tuple[int, ...], what: str, *, kind: str = "real") 
 
 def check_state(model, state, what: str) -> None:
     """Check a :class:`~jaxart.State` against ``model`` (type, then every field's shape and dtype)."""
-    from jaxart.sim.model import State
-
     if not isinstance(state, State):
         raise TypeError(f"{what} must be a jaxart.State (from model.state()), got {type(state).__name__}")
     nb, nc, nd = model.body_count, model.joint_coord_count, model.joint_dof_count
@@ -77,8 +77,6 @@ def check_state(model, state, what: str) -> None:
 
 def check_control(model, control, what: str, *, lead: tuple[int, ...] = ()) -> None:
     """Check a :class:`~jaxart.Control` (or ``None``) against ``model``; ``lead`` = expected leading axes."""
-    from jaxart.sim.model import Control
-
     if control is None:
         return
     if not isinstance(control, Control):
@@ -165,8 +163,6 @@ def check_rollout(step_fn, state, controls, dt, steps: int) -> None:
     With a solver: the state against its model, ``Control`` leaves as ``(T, …)`` and a concrete ``dt``.
     Other step callables own their arguments (``dt`` is still checked when given).
     """
-    from jaxart.sim.model import Control
-
     model = getattr(step_fn, "model", None)
     if hasattr(step_fn, "step") and model is not None:
         check_state(model, state, "rollout: state")

@@ -12,7 +12,7 @@ armature (an inertia of the length, MuJoCo's semantics):
 
 The integer/boolean/label fields are static (:class:`TendonTopology`, part of ``Model``'s aux data);
 coefficients, attachment points, gains, spring lengths and limits are traced ``Model`` leaves (see
-:class:`~jaxart.sim.model.Model`). The forces are in :mod:`jaxart.dynamics.tendons`.
+:class:`~jaxart.sim.model.Model`). The forces are in :mod:`jaxart.dynamics.tendon_forces`.
 """
 
 from __future__ import annotations

@@ -24,10 +24,11 @@ import math
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["StableStep", "attachment_stable_step", "contact_stable_step", "drive_stable_step",
-           "oscillator_stable_step", "warn_if_unstable"]
+           "oscillator_stable_step", "tendon_stable_step", "warn_if_unstable"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,3 +158,59 @@ def warn_if_unstable(solver, dt, estimate: StableStep | None, what: str) -> None
                   f"{estimate.dt:.3g} s of its explicit {what}, set by the {estimate.reason}; expect energy gain "
                   "or NaN. Use a smaller dt, or SolverFeatherstone's implicit defaults "
                   "(contact='implicit', drive='implicit').", RuntimeWarning, stacklevel=3)
+
+
+def tendon_stable_step(model):
+    """Stable step of the explicit tendon springs (``SolverFeatherstone(drive="explicit")``'s warning; ``None`` when
+    unknown).
+
+    Per tendon, its stiffest gain (``stiffness`` or, when limited, ``limit_ke``, plus the actuator's ``target_ke``;
+    damping likewise) acts on the effective
+    mass ``1 / (J H⁻¹ Jᵀ) + a`` along the tendon at the model's initial configuration (``J = ∂L̇/∂q̇``, ``H`` with
+    joint armature, ``a`` the tendon's own armature: ``J (H + a JᵀJ)⁻¹ Jᵀ = s / (1 + a s)``), checked with
+    :func:`~jaxart.solvers.stability.oscillator_stable_step`.
+    """
+    from jaxart.dynamics.layout import dynamics_layout
+    from jaxart.dynamics.mass_matrix import eval_mass_matrix
+    from jaxart.dynamics.tendon_forces import tendon_kinematics
+    from jaxart.kinematics import eval_fk
+
+    t = model.tendon
+    if not t.tendon_count or model.joint_dof_count == 0:
+        return None
+    try:
+        with jax.ensure_compile_time_eval():
+            gains = [np.asarray(getattr(model, f"tendon_{f}"), float)
+                     for f in ("stiffness", "limit_ke", "damping", "limit_kd", "limit_lower", "limit_upper",
+                               "target_ke", "target_kd", "armature")]
+            state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
+            no_arm = model.replace(tendon_armature=jnp.zeros_like(model.tendon_armature))  # ``a`` enters below
+            h = np.asarray(eval_mass_matrix(no_arm, state, include_armature=True))
+
+            def speed(qd):
+                s = eval_fk(model, state.joint_q, qd, state)
+                return tendon_kinematics(model, s.joint_q, s.joint_qd, s.body_q, s.body_qd)[1]
+
+            jac = np.asarray(jax.jacfwd(speed)(jnp.zeros_like(model.joint_qd)))
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        return None
+    nd = model.joint_dof_count
+    full = np.eye(nd + 1)
+    for a, idx in enumerate(np.asarray(dynamics_layout(model).dof_index)):
+        keep = idx < nd
+        full[np.ix_(idx[keep], idx[keep])] = h[a][np.ix_(keep, keep)]
+    inv_m = np.einsum("ti,ti->t", jac, np.linalg.solve(full[:nd, :nd], jac.T).T)
+    best = None
+    for k in range(t.tendon_count):
+        if inv_m[k] <= 0.0:
+            continue
+        limited = gains[4][k] > -1e10 or gains[5][k] < 1e10
+        stiff = max(gains[0][k], gains[1][k] if limited else 0.0) + gains[6][k]
+        damp = max(gains[2][k], gains[3][k] if limited else 0.0) + gains[7][k]
+        mass = 1.0 / inv_m[k] + gains[8][k]
+        step = StableStep(oscillator_stable_step(stiff, damp, mass),
+                          f"tendon {t.tendon_label[k]!r} (stiffness {stiff:.3g}, damping {damp:.3g} on effective "
+                          f"mass {mass:.3g})")
+        if np.isfinite(step.dt) and (best is None or step.dt < best.dt):
+            best = step
+    return best

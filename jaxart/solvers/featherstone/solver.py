@@ -12,7 +12,7 @@ loop-closing joints                         ✓ hard bilateral rows in the joint
 loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
 springs, damping, friction                    FREE/DISTANCE as the tree joints; DISTANCE: distance limits;
                                               ACCELERATION drives scaled by ``1/(J W Jᵀ)`` (below)
-equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.constraint_rows`);
+equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.engine.constraint_rows`);
                                               the traced ``enabled`` flags gate them at run time
                                               (no recompile; a model with any such constraint takes
                                               the dense world solve)
@@ -34,7 +34,7 @@ tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit (wit
                                               actuator (``Control.tendon_f``, drive ``tendon_target_ke/kd``,
                                               clamped by ``tendon_effort_limit``) as joint forces and body
                                               wrenches, stiffness and damping implicit (rank-one rows in the
-                                              dense world solve, :mod:`jaxart.dynamics.tendon_terms`) unless
+                                              dense world solve, :mod:`jaxart.dynamics.engine.tendon_terms`) unless
                                               ``drive="explicit"``; friction ``tendon_frictionloss`` as smooth
                                               Coulomb ``−μ tanh(L̇/ε)``, linearly implicit; armature
                                               ``tendon_armature`` as ``a JᵀJ`` in the matrix and ``−a J̇q̇``
@@ -57,24 +57,24 @@ the meaning of its gradients. ``contact="explicit"`` reproduces Newton's penalty
 ``dt`` well below ``sqrt(m/ke)``; the solver warns once when the step exceeds its estimate).
 
 Acceleration drives (``joint_drive_type = JointDriveType.ACCELERATION``, per DOF, see
-:mod:`jaxart.dynamics.drive_inertia`): ``target_ke``/``target_kd`` are in acceleration units and the drive
+:mod:`jaxart.dynamics.engine.drive_inertia`): ``target_ke``/``target_kd`` are in acceleration units and the drive
 force is ``m_i (ke e + kd ė)`` with ``m_i = 1 / (H⁻¹)_ii`` (mass matrix with armature, at the step's start),
 implicit like force drives, so a DOF driven alone follows the same trajectory whatever its link inertias.
 The effort limit clamps that force. Such models take the dense world solve (as DISTANCE limits do).
 On the free axes of loop joints the effective inertia is ``1/(J W Jᵀ)``, ``W`` the response of the system
-with the constraint rows enforced (see :mod:`jaxart.dynamics.drive_inertia`).
+with the constraint rows enforced (see :mod:`jaxart.dynamics.engine.drive_inertia`).
 Constraints (loop-closing joints, equality and mimic constraints): every row ``g(q) = 0`` is imposed on
 the end-of-step velocity, ``G (q̇ + dt q̈) = −β g / dt`` (Baumgarte factor ``β = constraint_stabilization``),
 in the same solve as the drives and contacts: the saddle-point system ``[[A, Gᵀ], [G, −R]]`` is solved by
 its Schur complement with the Cholesky factor of ``A`` (``R`` a small regularisation, relative
 ``constraint_regularization``, so redundant rows such as a planar loop's out-of-plane directions are
 harmless). Hard DISTANCE limits (``limit_ke = limit_kd = 0``) are such rows, switched on for a step when
-``d + dt·ḋ`` crosses the limit (:mod:`jaxart.dynamics.constraint_rows`). Models with rows take the dense
+``d + dt·ḋ`` crosses the limit (:mod:`jaxart.dynamics.engine.constraint_rows`). Models with rows take the dense
 world solve. Loop joints have no coordinates in the reduced
 system: after each step their ``joint_q``/``joint_qd`` are measured from the anchor frames of the new poses
-(the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.loop_axes.loop_joint_state`).
+(the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.engine.loop_axes.loop_joint_state`).
 
-Loop joints' free axes (:mod:`jaxart.dynamics.loop_axes`): each free axis of a loop-closing REVOLUTE,
+Loop joints' free axes (:mod:`jaxart.dynamics.engine.loop_axes`): each free axis of a loop-closing REVOLUTE,
 PRISMATIC, BALL, D6, FREE or DISTANCE joint gets its coordinate measured from the anchor frames (the tree joint's
 coordinate of the same relative pose) and a Jacobian row ``J`` (its rate ``J q̇``); the tree's per-DOF
 law then gives its force (drive with effort limit, penalty limits that switch the drive off, spring,
@@ -102,16 +102,15 @@ import jax
 import numpy as np
 
 from jaxart.contact.penalty import contact_body_wrenches
-from jaxart.dynamics.constraint_rows import constraint_plan
-from jaxart.dynamics.dense_solve import Constraints
+from jaxart.dynamics.engine.constraint_rows import constraint_plan
+from jaxart.dynamics.engine.dense_solve import Constraints
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_state_plan
 from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import loop_axis_plan, loop_state_plan
-from jaxart.dynamics.tendons import tendon_stable_step
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
 from jaxart.solvers.featherstone.step import featherstone_step
-from jaxart.solvers.stability import contact_stable_step, drive_stable_step, warn_if_unstable
+from jaxart.solvers.stability import contact_stable_step, drive_stable_step, tendon_stable_step, warn_if_unstable
 
 _DRIVES = ("implicit", "explicit")
 _CONTACTS = ("implicit", "explicit")

@@ -21,20 +21,20 @@ import numpy as np
 
 from jaxart.contact.implicit import implicit_contact_rows
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
-from jaxart.dynamics.aba_contact import static_side_only
-from jaxart.dynamics.dense_solve import Constraints
-from jaxart.dynamics.drive_inertia import drive_inertia_from_base, loop_drive_inertia
-from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
-from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
-from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.loop_axes import (
+from jaxart.dynamics.engine.aba_contact import static_side_only
+from jaxart.dynamics.engine.dense_solve import Constraints
+from jaxart.dynamics.engine.drive_inertia import drive_inertia_from_base, loop_drive_inertia
+from jaxart.dynamics.engine.loop_axes import (
     LoopAxes,
     fold_loop_bias,
     loop_coordinates_from_base,
     loop_joint_state,
     loop_state_plan,
 )
-from jaxart.dynamics.tendons import tendon_step_loads
+from jaxart.dynamics.engine.tendon_terms import tendon_step_loads
+from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
+from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
+from jaxart.dynamics.layout import dynamics_layout
 from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
@@ -68,10 +68,11 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         stiction_velocity: ``ε`` [m/s] of the implicit friction law.
         drive_limits_are_forces: ``joint_effort_limit`` is a force (default) or, when ``False``, an
             impulse per step (the drive force is clamped to ``effort_limit / dt``).
-        constraints: Static :class:`~jaxart.dynamics.dense_solve.Constraints` (loop-closing joints, equality
+        constraints: Static :class:`~jaxart.dynamics.engine.dense_solve.Constraints` (loop-closing joints, equality
             and mimic constraints as hard rows on the end-of-step velocity; dense world solve), or ``None``.
-        loop_joints: Static :func:`~jaxart.dynamics.loop_axes.loop_state_plan` whose joints' ``joint_q``/``joint_qd``
-            are measured from the new body poses (``None``: every enabled loop joint of the model).
+        loop_joints: Static :func:`~jaxart.dynamics.engine.loop_axes.loop_state_plan` whose joints'
+            ``joint_q``/``joint_qd`` are measured from the new body poses (``None``: every enabled loop joint of the
+            model).
 
     Returns:
         The new state.
@@ -81,7 +82,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         dt = jnp.asarray(dt, state.joint_q.dtype)
         body_f = state.body_f if extra_body_f is None else state.body_f + extra_body_f
         tendon_rows = None
-        if model.tendon.tendon_count:  # tendons: loads + implicit rank-one rows (jaxart.dynamics.tendon_terms)
+        if model.tendon.tendon_count:  # tendons: loads + implicit rank-one rows (jaxart.dynamics.engine.tendon_terms)
             t_joint_f, t_body_f, tendon_rows = tendon_step_loads(model, control, state.joint_q, state.joint_qd,
                                                                  state.body_q, state.body_qd, dt, implicit=implicit,
                                                                  friction_eps=friction_eps)

@@ -3,7 +3,7 @@
 An ``ACCELERATION`` drive (PhysX ``eACCELERATION``, :class:`~jaxart.JointDriveType`) has gains ``target_ke``
 [1/s²] and ``target_kd`` [1/s] that the solver multiplies by the effective inertia ``m_i`` of the DOF. The
 reduced-coordinate solver takes ``m_i = 1 / (H⁻¹)_ii`` of the whole articulation
-(:mod:`jaxart.dynamics.drive_inertia`); the maximal-coordinate solvers take it per joint, from the joint's two
+(:mod:`jaxart.dynamics.engine.drive_inertia`); the maximal-coordinate solvers take it per joint, from the joint's two
 bodies alone, as their drive rows see them:
 
 * ``K = K_c + K_p`` (6×6) is the response of the relative motion at the child anchor (acceleration of that
@@ -32,9 +32,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.cholesky import spd_solve
 from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.math import quat_to_matrix
+from jaxart.math.cholesky import spd_solve
 from jaxart.math.small import dot_last, matmul
 from jaxart.math.spatial import skew
 from jaxart.sim.enums import JointType

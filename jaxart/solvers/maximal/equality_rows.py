@@ -28,8 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.fk import eval_fk
-from jaxart.math import quat_conjugate, quat_mul, quat_rotate, transform_point
-from jaxart.math.small import dot_last
+from jaxart.laws.angles import nearest_turn
+from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
+from jaxart.math import quat_conjugate, quat_mul, transform_point
 from jaxart.sim.enums import EqType
 from jaxart.solvers.maximal.joints import joint_static, rotation_vector
 
@@ -128,15 +129,15 @@ def equality_data(model, plan: EqualityPlan, joint_q0, dtype) -> EqualityData:
         x0 = eval_fk(model, model.joint_q, model.joint_qd, model.state()).body_q.astype(f)
         x0 = jnp.concatenate([x0, ident[None]], 0)
         x1, x2 = x0[plan.lin_bodies[:, 0]], x0[plan.lin_bodies[:, 1]]
-        local2 = quat_rotate(quat_conjugate(x2[:, 3:]), transform_point(x1, a1) - x2[:, :3])
+        local2 = connect_anchor2(x1, x2, a1)
         a2 = jnp.where(jnp.asarray(plan.lin_connect)[:, None], local2, a2)
     qrel = relpose[plan.ang_eq, 3:]
     qrel = qrel / jnp.linalg.norm(qrel, axis=-1, keepdims=True)
     mimic = plan.crd_mimic
     poly = _pick(model.equality_constraint_polycoef.astype(f), plan.crd_eq, ~mimic)
-    mim = _pick(jnp.stack([model.constraint_mimic_coef0.astype(f), model.constraint_mimic_coef1.astype(f)], -1),
+    mim = _pick(mimic_polynomial(model.constraint_mimic_coef0.astype(f), model.constraint_mimic_coef1.astype(f)),
                 plan.crd_eq, mimic)
-    coef = poly + jnp.concatenate([mim, jnp.zeros((mim.shape[0], 3), f)], -1)
+    coef = poly + mim
     nq = model.joint_coord_count
     qs = np.asarray(model.joint_q_start)
     coord = np.where(plan.crd_joints >= 0, qs[plan.crd_joints.clip(0)], nq).astype(np.int32)
@@ -176,7 +177,7 @@ def _coordinates(st, com_w, jc, joints: np.ndarray, linear: np.ndarray, q0):
     g = jc.cov[j, 0]
     is_lin = jnp.asarray(linear)
     angle = jc.angles[j, 0]
-    angle = angle + 2.0 * jnp.pi * jnp.round((q0 - angle) / (2.0 * jnp.pi))
+    angle = nearest_turn(angle, q0)
     q = jnp.where(is_lin, jc.q_lin[j, 0], angle)
     lin = jnp.where(is_lin[:, None, None], lin_lin, 0.0)
     ang = jnp.where(is_lin[:, None, None], lin_ang, jnp.stack([g, -g], 1))
@@ -196,10 +197,7 @@ def coordinate_rows(model, com_w: jnp.ndarray, jc, plan: EqualityPlan, d: Equali
     st = joint_static(model.topology)
     qa, lin_a, ang_a = _coordinates(st, com_w, jc, plan.crd_joints[:, 0], plan.crd_linear[:, 0], d.crd_q0[:, 0])
     qb, lin_b, ang_b = _coordinates(st, com_w, jc, plan.crd_joints[:, 1], plan.crd_linear[:, 1], d.crd_q0[:, 1])
-    q2 = qb * qb
-    powers = jnp.stack([jnp.ones_like(qb), qb, q2, q2 * qb, q2 * q2], -1)
-    value = dot_last(d.crd_coef, powers)
-    slope = dot_last(d.crd_coef[:, 1:], jnp.asarray([1.0, 2.0, 3.0, 4.0], qb.dtype) * powers[:, :4])
+    value, slope = joint_polynomial(d.crd_coef, qb)
     lin = jnp.concatenate([lin_a, -slope[:, None, None] * lin_b], 1)
     ang = jnp.concatenate([ang_a, -slope[:, None, None] * ang_b], 1)
     return lin, ang, qa - value

@@ -40,6 +40,7 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.laws.joint import drive, penalty_limit, spring_damper
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import (
@@ -165,16 +166,15 @@ def _explicit_terms(model, state, control, st, idx: np.ndarray, raw: JointFrames
     # on a DOF beyond its limit
     lo, hi = g(model.joint_limit_lower), g(model.joint_limit_upper)
     is_dist = jnp.asarray(st.jtype[idx] == JointType.DISTANCE)[:, None]
-    limited = ~is_dist & ((pos < lo) | (pos > hi))
-    e_lim = jnp.where(pos < lo, lo - pos, hi - pos)
-    out = (g(model.joint_stiffness) * (g(model.joint_rest_q) - pos) - g(model.joint_damping) * vel
-           + jnp.where(limited, g(model.joint_limit_ke) * e_lim - g(model.joint_limit_kd) * vel, 0.0))
+    limit, limited = penalty_limit(pos, vel, lo, hi, g(model.joint_limit_ke), g(model.joint_limit_kd), enabled=~is_dist)
+    out = spring_damper(pos, vel, g(model.joint_rest_q), g(model.joint_stiffness), g(model.joint_damping)).force
+    out = out + limit.force
     if free_drive_joints(st)[idx].any():  # static
         p_t, q_t = (x[idx] for x in free_targets(model, control, f))
         err = jnp.concatenate([p_t - p, rotation_vector(quat_mul(q_t, quat_conjugate(raw.q_rel)))], -1)
         ke = jnp.where(limited, 0.0, jnp.asarray(st.use_ke[dof]) * g(model.joint_target_ke))
         kd = jnp.where(limited, 0.0, jnp.asarray(st.use_kd[dof]) * g(model.joint_target_kd))
-        out = out + ke * err + kd * (g(control.joint_target_qd) - vel)
+        out = out + drive(err, vel, g(control.joint_target_qd), ke, kd)[0].force
     return out
 
 

@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.joints import euler_chain
+from jaxart.laws.angles import wrap_angle
+from jaxart.laws.joint import drive, penalty_limit, spring_damper
 from jaxart.math import (
     inv3,
     matrix_to_euler_xyz,
@@ -255,15 +257,12 @@ def scalar_dof_force(model, control, st: JointStatic, dof: np.ndarray, coord: np
     tqd = g(control.joint_target_qd, dof)
     use_ke, use_kd = jnp.asarray(st.use_ke[dof]), jnp.asarray(st.use_kd[dof])
     lo, hi = g(model.joint_limit_lower, dof, -1e10), g(model.joint_limit_upper, dof, 1e10)
-    target = use_ke * g(model.joint_target_ke, dof) * (tq - q) + use_kd * g(model.joint_target_kd, dof) * (tqd - qd)
-    below, above = q < lo, q > hi
-    lim_ke, lim_kd = g(model.joint_limit_ke, dof), g(model.joint_limit_kd, dof)
-    limit = jnp.where(below, lim_ke * (lo - q), jnp.where(above, lim_ke * (hi - q), 0.0))
-    limit = limit - jnp.where(below | above, lim_kd * qd, 0.0)
-    target = jnp.where(below | above, 0.0, target)
-    spring_q = q - 2.0 * jnp.pi * jnp.floor((q + jnp.pi) / (2.0 * jnp.pi)) if angular else q
-    passive = g(model.joint_stiffness, dof) * (g(model.joint_rest_q, dof) - spring_q) - g(model.joint_damping, dof) * qd
-    return target + limit + passive + g(control.joint_act, dof)
+    target, _ = drive(tq - q, qd, tqd, use_ke * g(model.joint_target_ke, dof), use_kd * g(model.joint_target_kd, dof))
+    limit, limited = penalty_limit(q, qd, lo, hi, g(model.joint_limit_ke, dof), g(model.joint_limit_kd, dof))
+    spring_q = wrap_angle(q) if angular else q
+    passive = spring_damper(spring_q, qd, g(model.joint_rest_q, dof), g(model.joint_stiffness, dof),
+                            g(model.joint_damping, dof))
+    return jnp.where(limited, 0.0, target.force) + limit.force + passive.force + g(control.joint_act, dof)
 
 
 def gather_dof(values: jnp.ndarray, dof: np.ndarray) -> jnp.ndarray:

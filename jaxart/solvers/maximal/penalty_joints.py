@@ -20,6 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.laws.joint import drive, penalty_limit, spring_damper
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec, sum_axis
 from jaxart.sim.enums import JointType
@@ -158,10 +159,12 @@ def _ball(model, control, st, fr, ang_ax):
     dof = st.ang_dof
     use_ke, use_kd = jnp.asarray(st.use_ke[dof]), jnp.asarray(st.use_kd[dof])
     v_t = gather_dof(control.joint_target_qd.astype(dt), dof)
-    tau = (use_ke * gather_dof(model.joint_target_ke.astype(dt), dof) * e_k
-           + use_kd * gather_dof(model.joint_target_kd.astype(dt), dof) * (v_t - v_k)
-           + gather_dof(model.joint_stiffness.astype(dt), dof) * (gather_dof(model.joint_rest_q, dof) - p_k)
-           - gather_dof(model.joint_damping.astype(dt), dof) * v_k
+    target, _ = drive(e_k, v_k, v_t, use_ke * gather_dof(model.joint_target_ke.astype(dt), dof),
+                      use_kd * gather_dof(model.joint_target_kd.astype(dt), dof))
+    stiffness = gather_dof(model.joint_stiffness.astype(dt), dof)
+    passive = spring_damper(p_k, v_k, gather_dof(model.joint_rest_q, dof), stiffness,
+                            gather_dof(model.joint_damping.astype(dt), dof))
+    tau = (target.force + passive.force
            + gather_dof(control.joint_act.astype(dt), dof) + gather_dof(control.joint_f.astype(dt), dof))
     return _combine(tau, rotate_rows(qp, ang_ax))
 
@@ -177,8 +180,6 @@ def _distance(model, st, fr, ke, kd):
     dist = jnp.sqrt(jnp.where(ok, d2, 1.0))
     u = jnp.where(ok[:, None], fr.x_err / dist[:, None], 0.0)
     dist = jnp.where(ok, dist, 0.0)
-    over = (hi >= 0.0) & (dist > hi)
-    under = (lo >= 0.0) & (dist < lo)
-    bound = jnp.where(over, hi, lo)
-    mag = ke * (bound - dist) - kd * dot_last(u, fr.v_err)
-    return jnp.where((over | under)[:, None], mag[:, None] * u, 0.0)
+    lim, active = penalty_limit(dist, dot_last(u, fr.v_err), jnp.where(lo >= 0.0, lo, 0.0),
+                                jnp.where(hi >= 0.0, hi, jnp.inf), ke, kd)
+    return jnp.where(active[:, None], lim.force[:, None] * u, 0.0)

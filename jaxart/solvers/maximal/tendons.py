@@ -2,7 +2,7 @@
 
 Every tendon's length ``L`` is evaluated from the body poses, and its gradient is written as per-body
 *entries* ``(body, g_lin, g_ang)``: ``L̇ = Σ_entries g_lin · v_com + g_ang · ω`` (COM velocity and angular
-velocity, world frame), so a scalar tendon force ``f`` (positive lengthens, :mod:`jaxart.dynamics.tendons`) is
+velocity, world frame), so a scalar tendon force ``f`` (positive lengthens, :mod:`jaxart.dynamics.tendon_forces`) is
 the body wrenches ``(f g_lin, f g_ang)`` about the COMs, and an XPBD row moves the bodies along the same
 entries.
 
@@ -16,11 +16,11 @@ entries.
 * SPATIAL (straight, wrapped and pulley segments, :mod:`jaxart.dynamics.tendon_path`): one entry per path
   entry, ``g_lin = ∂L/∂p`` (for a straight path ``u_{i−1} − u_i``, the unit segment directions before/after the
   point, zero at the ends) and ``g_ang = (p − c) × g_lin + a × ∂L/∂a`` (``a`` a wrapping cylinder's world axis):
-  the point forces and torques of :func:`jaxart.dynamics.tendons.tendon_forces`.
+  the point forces and torques of :func:`jaxart.dynamics.tendon_forces.tendon_forces`.
 
 ``SolverSemiImplicit`` applies the tendon forces explicitly (:func:`tendon_body_wrenches`): the limits with their
-margin (:func:`~jaxart.dynamics.tendons.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the smooth
-Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
+margin (:func:`~jaxart.dynamics.tendon_forces.tendon_limit_bounds`) and the friction ``tendon_frictionloss`` as the
+smooth Coulomb law ``−μ tanh(L̇/ε)`` with ``ε = TENDON_FRICTION_EPS`` (explicit: an added damping ``μ/ε`` near rest,
 stable for ``dt < 2 m ε/μ`` with ``m`` the effective mass along the tendon). Its tendon armature (a coupling of
 the bodies' inertias along the tendon) is the small system of :mod:`jaxart.solvers.semi_implicit.tendon_armature`
 over the same entries.
@@ -34,8 +34,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.tendon_forces import tendon_actuator_forces, tendon_friction, tendon_points, tendon_scalar_forces
 from jaxart.dynamics.tendon_path import spatial_gradients
-from jaxart.dynamics.tendons import _points, tendon_actuator_forces, tendon_friction, tendon_scalar_forces
+from jaxart.laws.angles import nearest_turn
 from jaxart.math import quat_rotate, quat_twist_angle
 from jaxart.sim.enums import JointType
 from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
@@ -142,7 +143,7 @@ def tendon_entries(model, body_q: jnp.ndarray, q_ref: jnp.ndarray) -> TendonEntr
         lin_parts.append(lin_f)
         ang_parts.append(ang_f)
     if len(lay.point_body):
-        p, _, arm, axis, _ = _points(model, body_q, jnp.zeros_like(body_q[:, :6]))
+        p, _, arm, axis, _ = tendon_points(model, body_q, jnp.zeros_like(body_q[:, :6]))
         seg_len, g, g_rot = spatial_gradients(model, p, axis)
         length = length + seg_len
         lin_parts.append(g)
@@ -165,7 +166,7 @@ def _fixed_terms(model, lay: TendonLayout, body_q, q_ref):
     q_lin = jnp.sum(a_w * fr.x_err[j], -1)
     angle = quat_twist_angle(axis, fr.q_rel[j])
     ref = q_ref[lay.fixed_coord]
-    angle = angle + 2.0 * jnp.pi * jnp.round((ref - angle) / (2.0 * jnp.pi))
+    angle = nearest_turn(angle, ref)
     q = jnp.where(is_lin, q_lin, angle)
     lever_c = fr.r_c[j]
     lever_p = fr.r_p[j] + fr.x_err[j]  # the child anchor point, seen from the parent COM
@@ -195,9 +196,9 @@ def tendon_wrenches(entries: TendonEntries, force: jnp.ndarray, body_count: int)
 
 def tendon_body_wrenches(model, state, control) -> jnp.ndarray:
     """Explicit tendon loads ``(body_count, 6)``: spring, damping and penalty limit
-    (:func:`~jaxart.dynamics.tendons.tendon_scalar_forces`), smooth friction
-    (:func:`~jaxart.dynamics.tendons.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
-    (:func:`~jaxart.dynamics.tendons.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_scalar_forces`), smooth friction
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_friction`, ``ε = TENDON_FRICTION_EPS``) plus the actuators
+    (:func:`~jaxart.dynamics.tendon_forces.tendon_actuator_forces`) at ``state`` (``SolverSemiImplicit``).
 
     Zero (no program) for models without tendons.
     """

@@ -1,4 +1,4 @@
-"""Convert a jaxart ``Model`` into a ``mujoco.MjSpec`` following Newton's mapping tables (seed 002).
+"""Convert a jaxart ``Model`` into a ``mujoco.MjSpec`` following Newton's MuJoCo-integration mapping tables.
 
 Bodies, frames, inertia and options live here; joints/actuators in
 :mod:`~jaxart.solvers.mujoco.joints`, geoms in :mod:`~jaxart.solvers.mujoco.shapes`, collision
@@ -74,7 +74,7 @@ import numpy as np
 from jaxart.sim.enums import GeoType as G
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco.equality import _Frames, add_equalities, loop_joints
+from jaxart.solvers.mujoco.equality import EqualityFrames, add_equalities, loop_joints
 from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco.joints import add_actuators, add_joints, free_as_slides
 from jaxart.solvers.mujoco.layout import LayoutRecorder
@@ -185,11 +185,11 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     if masks.uncovered_pairs:
         warnings.warn(f"SolverMuJoCo: {masks.uncovered_pairs} filtered shape pairs cannot be expressed with "
                       "contype/conaffinity/exclude and will collide in MuJoCo", stacklevel=3)
-    h.aux_loops = add_aux_bodies(spec, h, _Frames(h, body_joint, rec), loops, rec, options["integrator"])
+    h.aux_loops = add_aux_bodies(spec, h, EqualityFrames(h, body_joint, rec), loops, rec, options["integrator"])
     add_actuators(spec, h, rec)
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)
-    add_distance_tendons(spec, h, _Frames(h, body_joint, rec))
+    add_distance_tendons(spec, h, EqualityFrames(h, body_joint, rec))
     return spec, rec
 
 

@@ -1,4 +1,6 @@
-"""Equality constraints of the MuJoCo bridge (seed 002 "Equality constraints" table).
+"""Equality constraints of the MuJoCo bridge.
+
+The "Equality constraints" table of Newton's MuJoCo-integration mapping tables.
 
 Mapping (jaxart → MuJoCo ``mjEQ_*``; anchors and poses are re-expressed in MuJoCo body frames,
 which for a body with a tree joint is its child anchor ``body · joint_X_c``):
@@ -45,7 +47,7 @@ import numpy as np
 
 from jaxart.sim.enums import EqType, JointType
 from jaxart.sim.validate import np_quat_mul, np_quat_rotate, np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco.joints import mj_joint_names
+from jaxart.solvers.mujoco.joints import mj_joint_names, model_initial_body_q
 from jaxart.solvers.mujoco.loops import add_loop_drives, check_loop_drive, needs_aux
 
 HINGE_CONNECT_HALF_SPAN = 0.05  # [m] Newton's distance of a revolute loop joint's CONNECT points from the anchor
@@ -79,7 +81,7 @@ def loop_joints(h) -> list[int]:
     return out
 
 
-class _Frames:
+class EqualityFrames:
     """MuJoCo body name and frame offset (jaxart body frame → MuJoCo frame) of every jaxart body."""
 
     def __init__(self, h, body_joint: dict, rec) -> None:
@@ -114,10 +116,10 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
             ``(equality name, body2 point)`` pairs for :func:`apply_equality_data`.
         loops: Loop-closing joints (:func:`loop_joints`).
     """
-    fr = _Frames(h, body_joint, rec)
+    fr = EqualityFrames(h, body_joint, rec)
     eq = h.model.equality
     names: set[str] = set()
-    body_q = _initial_body_q(h.model) if np.any(eq.equality_constraint_type.array == EqType.CONNECT) else None
+    body_q = model_initial_body_q(h.model) if np.any(eq.equality_constraint_type.array == EqType.CONNECT) else None
     for k in range(eq.equality_constraint_count):
         name = _unique(eq.equality_constraint_label[k], names)
         _add_constraint(spec, h, fr, k, name, body_q, rec)
@@ -128,8 +130,8 @@ def add_equalities(spec: mujoco.MjSpec, h, body_joint: dict, rec, loops: list[in
         e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT)
         e.objtype = mujoco.mjtObj.mjOBJ_JOINT
         what = f"SolverMuJoCo: mimic constraint {eq.constraint_mimic_label[k]!r}"
-        e.name1 = _mj_joint(h, int(eq.constraint_mimic_joint0.array[k]), what)
-        e.name2 = _mj_joint(h, int(eq.constraint_mimic_joint1.array[k]), what)
+        e.name1 = mj_joint(h, int(eq.constraint_mimic_joint0.array[k]), what)
+        e.name2 = mj_joint(h, int(eq.constraint_mimic_joint1.array[k]), what)
         e.data = _data(e, [float(h.model.constraint_mimic_coef0[k]), float(h.model.constraint_mimic_coef1[k])])
         e.active = bool(enabled_flags(h.model, "constraint_mimic_enabled")[k])
     for j in loops:
@@ -179,7 +181,7 @@ def apply_equality_data(mj_model: mujoco.MjModel, rec) -> None:
         mj_model.eq_data[i, 3:6] = p2
 
 
-def _add_constraint(spec, h, fr: _Frames, k: int, name: str, body_q, rec) -> None:
+def _add_constraint(spec, h, fr: EqualityFrames, k: int, name: str, body_q, rec) -> None:
     eq, m = h.model.equality, h.model
     t = int(eq.equality_constraint_type.array[k])
     what = f"SolverMuJoCo: equality constraint {eq.equality_constraint_label[k]!r}"
@@ -187,9 +189,9 @@ def _add_constraint(spec, h, fr: _Frames, k: int, name: str, body_q, rec) -> Non
     if t == EqType.JOINT:
         e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT, objtype=mujoco.mjtObj.mjOBJ_JOINT)
         j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])
-        e.name1 = _mj_joint(h, j1, what)
+        e.name1 = mj_joint(h, j1, what)
         if j2 >= 0:
-            e.name2 = _mj_joint(h, j2, what)
+            e.name2 = mj_joint(h, j2, what)
         e.data = _data(e, np.asarray(m.equality_constraint_polycoef[k], np.float64))
         e.active = active
         return
@@ -218,7 +220,7 @@ def _add_constraint(spec, h, fr: _Frames, k: int, name: str, body_q, rec) -> Non
     e.active = active
 
 
-def _add_loop_joint(spec, h, fr: _Frames, j: int, names: set[str], rec) -> None:
+def _add_loop_joint(spec, h, fr: EqualityFrames, j: int, names: set[str], rec) -> None:
     what = f"SolverMuJoCo: loop-closing joint {h.joint_label[j]!r}"
     p, c = int(h.parent[j]), int(h.child[j])
     x_p, x_c = h.joint_X_p[j], h.joint_X_c[j]
@@ -254,21 +256,13 @@ def _add_loop_joint(spec, h, fr: _Frames, j: int, names: set[str], rec) -> None:
         rec.eq_anchor2.append((name, fr.point(c, a2)))
 
 
-def _mj_joint(h, j: int, what: str) -> str:
+def mj_joint(h, j: int, what: str) -> str:
     """MuJoCo name of (the first MuJoCo joint of) joint ``j``: a tree joint or a loop joint with an auxiliary body;
     other loop-closing joints have no MuJoCo joint."""
     if h.topo.joint_articulation.array[j] < 0 and int(j) not in set(getattr(h, "aux_loops", ())):
         raise NotImplementedError(f"{what}: joint {h.joint_label[j]!r} is a loop-closing joint without an auxiliary "
                                   "body and has no MuJoCo joint to constrain")
     return mj_joint_names(h, j)[0]
-
-
-def _initial_body_q(model) -> np.ndarray:
-    """World body poses at the model's initial configuration (FK of ``Model.joint_q``), float64 numpy."""
-    from jaxart.kinematics import eval_fk
-
-    state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
-    return np.asarray(state.body_q, dtype=np.float64)
 
 
 def _data(e, values) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Collision filtering for the MuJoCo bridge: jaxart shape filters → ``contype``/``conaffinity`` + excludes.
 
 MuJoCo lets geoms A and B collide when ``(contype_A & conaffinity_B) | (contype_B & conaffinity_A)``
-is non-zero. Following Newton's MuJoCo mapping (seed 002, "Collision filtering"), the pairs that
+is non-zero. Following Newton's MuJoCo-integration mapping tables ("Collision filtering"), the pairs that
 *may* collide form a graph that is coloured greedily; each colour is one ``contype`` bit and
 ``conaffinity`` is its complement, so geoms of one colour never collide and geoms of different
 colours always do. Pairs that must not collide but received different colours are removed with a

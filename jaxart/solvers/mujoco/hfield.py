@@ -1,4 +1,6 @@
-"""Heightfield shapes of the MuJoCo bridge (seed 002: HFIELD → ``mjGEOM_HFIELD``).
+"""Heightfield shapes of the MuJoCo bridge (HFIELD → ``mjGEOM_HFIELD``).
+
+As in Newton's MuJoCo-integration mapping tables.
 
 A jaxart :class:`~jaxart.sim.heightfield.Heightfield` with shape scale ``(sx, sy, sz)`` becomes an
 ``<hfield>`` asset with the normalised ``[0, 1]`` grid as data (row 0 at ``-hy``, as MuJoCo compiles

@@ -1,4 +1,6 @@
-"""Joints and drive actuators of the MuJoCo bridge (seed 002 joint and actuator tables).
+"""Joints and drive actuators of the MuJoCo bridge.
+
+The joint and actuator tables of Newton's MuJoCo-integration mapping tables.
 
 See :mod:`jaxart.solvers.mujoco.convert` for the overall mapping.
 """
@@ -13,7 +15,7 @@ from jaxart.sim.validate import np_quat_to_matrix, np_transform_inverse
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.shapes import DEFAULT_SOLREF
 
-_UNLIMITED = 0.5e10
+UNLIMITED = 0.5e10
 
 
 def mj_joint_names(h, j: int) -> list[str]:
@@ -77,7 +79,7 @@ def _free_terms(h, j: int) -> bool:
     passive = any(np.any(getattr(h, f)[d] != 0.0) for f in ("joint_damping", "joint_armature", "joint_friction",
                                                               "joint_stiffness"))
     drives = np.any(~np.isin(h.mode[d], (JointTargetMode.NONE, JointTargetMode.EFFORT)))
-    limits = np.any(h.joint_limit_lower[lim] > -_UNLIMITED) or np.any(h.joint_limit_upper[lim] < _UNLIMITED)
+    limits = np.any(h.joint_limit_lower[lim] > -UNLIMITED) or np.any(h.joint_limit_upper[lim] < UNLIMITED)
     return bool(passive or drives or limits)
 
 
@@ -107,8 +109,8 @@ def _add_slides_and_ball(body, h, j: int, rec: LayoutRecorder, com: np.ndarray) 
     for k, mj_name in enumerate(slides):
         d = ds + k
         lim = not (dist and k == 0)
-        pos_terms = h.joint_stiffness[d] != 0.0 or (lim and (h.joint_limit_lower[d] > -_UNLIMITED
-                                                            or h.joint_limit_upper[d] < _UNLIMITED))
+        pos_terms = h.joint_stiffness[d] != 0.0 or (lim and (h.joint_limit_lower[d] > -UNLIMITED
+                                                            or h.joint_limit_upper[d] < UNLIMITED))
         if offset and pos_terms:
             raise NotImplementedError(
                 f"SolverMuJoCo: joint {label!r}: stiffness or limits on the linear DOFs of a FREE/DISTANCE joint act "
@@ -126,7 +128,7 @@ def _add_slides_and_ball(body, h, j: int, rec: LayoutRecorder, com: np.ndarray) 
 
 def _scalar_params(jnt, h, d: int, *, limits: bool = True) -> None:
     lo, hi = float(h.joint_limit_lower[d]), float(h.joint_limit_upper[d])
-    limited = limits and (lo > -_UNLIMITED or hi < _UNLIMITED)
+    limited = limits and (lo > -UNLIMITED or hi < UNLIMITED)
     jnt.limited = mujoco.mjtLimited.mjLIMITED_TRUE if limited else mujoco.mjtLimited.mjLIMITED_FALSE
     if limited:
         jnt.range = [lo, hi]
@@ -182,7 +184,7 @@ def _dof_params_uniform(jnt, h, j: int, dofs: range) -> None:
         setattr(jnt, attr, [float(vals[0]), 0.0, 0.0] if attr in ("damping", "stiffness") else float(vals[0]))
     if np.any(h.joint_stiffness[d] != 0.0) and h.topo.joint_articulation.array[j] < 0:
         raise NotImplementedError(f"{what}: ball springs on loop-closing joints are not mapped")
-    if np.any(h.joint_limit_lower[d] > -_UNLIMITED) or np.any(h.joint_limit_upper[d] < _UNLIMITED):
+    if np.any(h.joint_limit_lower[d] > -UNLIMITED) or np.any(h.joint_limit_upper[d] < UNLIMITED):
         raise NotImplementedError(f"{what}: ball joint limits (per-axis limits of a ball or of a FREE/DISTANCE "
                                   "joint's rotation) are not mapped (MuJoCo's ball limit is a single cone angle)")
 
@@ -275,3 +277,11 @@ def _general(spec: mujoco.MjSpec, name: str, joint: str, gain: float, bias: list
     if effort is not None:
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.forcerange = [-effort, effort]
+
+
+def model_initial_body_q(model) -> np.ndarray:
+    """World body poses at the model's initial configuration (FK of ``Model.joint_q``), float64 numpy."""
+    from jaxart.kinematics import eval_fk
+
+    state = eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    return np.asarray(state.body_q, dtype=np.float64)

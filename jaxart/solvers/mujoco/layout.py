@@ -54,7 +54,7 @@ class MjLayout:
         eq_row, eq_kind, eq_src: MuJoCo equality rows switched at run time: ``eq_active[eq_row]`` =
             ``(equality_constraint_enabled, constraint_mimic_enabled)[eq_kind][eq_src]``
             (:func:`jaxart.solvers.mujoco.equality.eq_active`); loop-joint rows are not listed.
-        loop_axes: :class:`~jaxart.dynamics.loop_axes.LoopAxes` entries of the loop joints with an auxiliary
+        loop_axes: :class:`~jaxart.dynamics.engine.loop_axes.LoopAxes` entries of the loop joints with an auxiliary
             body (their coordinates are re-measured from the tree before each step; ``()`` when none).
     """
 

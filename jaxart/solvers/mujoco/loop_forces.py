@@ -3,7 +3,8 @@
 A loop joint realised by CONNECT / WELD rows (REVOLUTE-like, BALL-like and D6 ones without an auxiliary body) or by
 nothing (FREE, DISTANCE) has no MuJoCo DOF for its ``joint_f`` (and ``joint_act``) entries; a loop joint with an
 auxiliary body takes them on its auxiliary joints. SolverFeatherstone applies a loop joint's generalized force
-``f`` as ``J_Lᵀ f`` with the rows of :mod:`jaxart.dynamics.loop_axes`; the same load as world wrenches at the COMs:
+``f`` as ``J_Lᵀ f`` with the rows of :mod:`jaxart.dynamics.engine.loop_axes`; the same load as
+world wrenches at the COMs:
 
 * angular axes: the torque ``τ = R_P covᵀ f_ang`` (``cov`` the axes' covectors: the axis for one angular DOF, the
   identity for BALL, the Euler-chain covectors for a D6) on the child and ``−τ`` on the parent;
@@ -55,7 +56,7 @@ def loop_joint_wrenches(layout, model, body_q: jnp.ndarray, joint_f: jnp.ndarray
     plan = _plan(model.topology, mapped)
     if not plan:
         return None
-    from jaxart.dynamics.loop_axes import _angles
+    from jaxart.dynamics.engine.loop_axes import loop_angles
 
     dtype = body_q.dtype
     ident = jnp.asarray([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], dtype)
@@ -78,7 +79,7 @@ def loop_joint_wrenches(layout, model, body_q: jnp.ndarray, joint_f: jnp.ndarray
             else:
                 xc = transform_mul(body_q[c], model.joint_X_c[j].astype(dtype))
                 axes = model.joint_axis[d0 + nl:d0 + nl + na].astype(dtype)
-                cov = _angles(axes, quat_mul(quat_conjugate(xp[3:]), xc[3:]))[1]
+                cov = loop_angles(axes, quat_mul(quat_conjugate(xp[3:]), xc[3:]))[1]
             torque = quat_rotate(xp[3:], cov.T @ f[nl:])
             wrench_c = wrench_c.at[3:].set(torque)
             wrench_p = wrench_p.at[3:].set(-torque)

@@ -1,6 +1,7 @@
 """Rate actuators of the MuJoCo bridge: velocity terms on loop-closing joints whose rates no fixed site pair measures.
 
-SolverFeatherstone's rate of a loop joint's axis (:mod:`jaxart.dynamics.loop_axes`) is ``q̇_k = g_k · R_Pᵀ (v, ω)``:
+SolverFeatherstone's rate of a loop joint's axis (:mod:`jaxart.dynamics.engine.loop_axes`) is
+``q̇_k = g_k · R_Pᵀ (v, ω)``:
 ``(v, ω)`` the child's twist relative to the parent body's motion at a point ``x`` (the child anchor for D6 linear
 axes, the child COM for FREE/DISTANCE joints), in the parent-anchor frame ``R_P``, and ``g_k`` the axis's covector
 (D6 linear: row ``k`` of ``(L Lᵀ)⁻¹ L``; D6 angular: the Euler-chain covector ``cov_k(q_rel)``; FREE/DISTANCE: the
@@ -87,7 +88,7 @@ def add_rate_actuators(spec: mujoco.MjSpec, h, fr, j: int, rec) -> None:
         gears = [np.eye(6)[k] for k in range(6)]
     what = f"SolverMuJoCo: loop-closing joint {label!r}"
     point = h.joint_X_c[j][:3] if d6 else h.body_com[c]
-    bq = _initial_body_q(h)
+    bq = initial_body_q(h)
     x = np_transform_mul(_pose(bq, c), np.concatenate([point, _IDENT[3:]]))[:3]
     p_frame = np_transform_mul(_pose(bq, p), fr.offset(p))
     anchor = np_transform_mul(np_transform_inverse(fr.offset(p)), h.joint_X_p[j])
@@ -159,12 +160,12 @@ def _rate_actuator(spec: mujoco.MjSpec, name: str, label: str, gain: float, b: f
         act.forcerange = [-effort, effort]
 
 
-def _initial_body_q(h) -> np.ndarray:
+def initial_body_q(h) -> np.ndarray:
     """Body poses at the model's initial configuration (cached on ``h``)."""
     if getattr(h, "initial_body_q", None) is None:
-        from jaxart.solvers.mujoco.equality import _initial_body_q as fk
+        from jaxart.solvers.mujoco.joints import model_initial_body_q
 
-        h.initial_body_q = fk(h.model)
+        h.initial_body_q = model_initial_body_q(h.model)
     return h.initial_body_q
 
 
@@ -192,7 +193,7 @@ def rate_plan(mj_model: mujoco.MjModel, rec) -> RatePlan | None:
 def update_rate_model(m, plan: RatePlan, model, body_q: jnp.ndarray):
     """``m`` (an ``mjx.Model``) with the rate actuators' reference-site positions and angular gears at ``body_q``
     (jittable; module docstring)."""
-    from jaxart.dynamics.loop_axes import _angles
+    from jaxart.dynamics.engine.loop_axes import loop_angles
 
     dtype = m.site_pos.dtype
     ident = jnp.asarray(_IDENT, dtype)
@@ -214,6 +215,6 @@ def update_rate_model(m, plan: RatePlan, model, body_q: jnp.ndarray):
         p, c = int(model.topology.joint_parent.array[j]), int(model.topology.joint_child.array[j])
         xp = transform_mul(pose(p), model.joint_X_p[j].astype(dtype))
         xc = transform_mul(pose(c), model.joint_X_c[j].astype(dtype))
-        _, cov = _angles(model.joint_axis[d0:d0 + na].astype(dtype), quat_mul(quat_conjugate(xp[3:]), xc[3:]))
+        _, cov = loop_angles(model.joint_axis[d0:d0 + na].astype(dtype), quat_mul(quat_conjugate(xp[3:]), xc[3:]))
         gear = gear.at[acts, 3:].set(cov[ks])
     return m.replace(site_pos=site_pos, actuator_gear=gear)

@@ -44,7 +44,7 @@ a tree joint's), welded (``mjEQ_WELD``, ``<joint>__weld``) to the child at the c
 loop joint's coordinates thus become MuJoCo coordinates: its limits, springs, friction and armature are the
 tree-joint mapping's (a BALL loop joint's limits and springs raise as on a tree BALL joint), drives and damping as
 above, ``step`` writes them back, and before each step
-they are re-measured from the tree (:func:`jaxart.dynamics.loop_axes.loop_coordinates`, SolverFeatherstone's loop
+they are re-measured from the tree (:func:`jaxart.dynamics.engine.loop_axes.loop_coordinates`, SolverFeatherstone's loop
 coordinates) so a stale state cannot pull the weld apart. Equality, mimic and fixed-tendon entries naming such a
 loop joint act on its auxiliary joints (the first one, as for a tree joint). The auxiliary body has mass
 ``AUX_MASS`` and inertia ``AUX_INERTIA`` (MuJoCo rejects massless moving bodies): a ~1e-6 relative perturbation
@@ -65,7 +65,7 @@ import numpy as np
 
 from jaxart.sim.enums import JointTargetMode, JointType
 from jaxart.sim.validate import np_transform_inverse, np_transform_mul
-from jaxart.solvers.mujoco.joints import _UNLIMITED, add_joints
+from jaxart.solvers.mujoco.joints import UNLIMITED, add_joints
 from jaxart.solvers.mujoco.loop_rates import add_rate_actuators, rate_joint
 from jaxart.solvers.mujoco.shapes import wxyz
 
@@ -83,7 +83,7 @@ def has_terms(h, j: int) -> bool:
     """
     ds, de = int(h.qd_start[j]), int(h.qd_start[j + 1])
     lim = slice(ds + 1 if int(h.jtype[j]) == JointType.DISTANCE else ds, de)
-    limited = np.any(h.joint_limit_lower[lim] > -_UNLIMITED) or np.any(h.joint_limit_upper[lim] < _UNLIMITED)
+    limited = np.any(h.joint_limit_lower[lim] > -UNLIMITED) or np.any(h.joint_limit_upper[lim] < UNLIMITED)
     passive = any(np.any(getattr(h, f)[ds:de] != 0.0) for f in
                   ("joint_armature", "joint_stiffness", "joint_damping", "joint_friction"))
     return bool(limited or passive)
@@ -184,8 +184,8 @@ def check_loop_drive(h, j: int) -> None:
         lim = slice(ds + 1 if jt == JointType.DISTANCE else ds, de)
         bad = [name for name, hit in (
             ("drives", driven(h, j)),
-            ("per-DOF limits", np.any(h.joint_limit_lower[lim] > -_UNLIMITED)
-             or np.any(h.joint_limit_upper[lim] < _UNLIMITED)),
+            ("per-DOF limits", np.any(h.joint_limit_lower[lim] > -UNLIMITED)
+             or np.any(h.joint_limit_upper[lim] < UNLIMITED)),
             *((f, np.any(getattr(h, f)[ds:de] != 0.0)) for f in ("joint_armature", "joint_stiffness",
                                                                  "joint_friction"))) if hit]
         if bad:
@@ -270,7 +270,7 @@ def measure_loop_coords(layout, model, joint_q, joint_qd, body_q):
     """``(joint_q, joint_qd)`` with the auxiliary-body loop joints' entries measured from the tree (jittable)."""
     if not layout.loop_axes:
         return joint_q, joint_qd
-    from jaxart.dynamics.loop_axes import LoopAxes, loop_coordinates
+    from jaxart.dynamics.engine.loop_axes import LoopAxes, loop_coordinates
 
     return loop_coordinates(model, joint_q, joint_qd, body_q, LoopAxes(layout.loop_axes))[:2]
 

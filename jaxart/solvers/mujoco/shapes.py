@@ -1,4 +1,6 @@
-"""Shapes of the MuJoCo bridge: jaxart geometry → MuJoCo geoms, sites and meshes (seed 002 tables).
+"""Shapes of the MuJoCo bridge: jaxart geometry → MuJoCo geoms, sites and meshes.
+
+As in Newton's MuJoCo-integration mapping tables.
 
 See :mod:`jaxart.solvers.mujoco.convert` for the overall mapping.
 """
@@ -47,7 +49,7 @@ def add_shapes(spec: mujoco.MjSpec, body, h, b: int, offset: np.ndarray, masks) 
             raise ValueError(f"{what}: MuJoCo planes must be attached to the world body (body=-1), got body "
                              f"{h.body_label[b]!r}")
         if geo == G.HFIELD:
-            x, hfield_name = add_hfield(spec, h, s, label, x)  # origin shifted by min_z (seed 002)
+            x, hfield_name = add_hfield(spec, h, s, label, x)  # origin shifted by min_z (Newton's mapping)
         g = body.add_geom(name=label, type=_GEOMS[geo], size=size, pos=x[:3], quat=wxyz(x[3:]))
         if geo in (G.MESH, G.CONVEX_MESH):
             _add_mesh(spec, g, h, s, label)

@@ -1,7 +1,7 @@
 """``SolverMuJoCo``: jaxart models stepped by MuJoCo XLA (``mujoco.mjx``).
 
 The jaxart :class:`~jaxart.Model` is translated once (on the host) into ``mujoco.MjSpec`` →
-``MjModel`` → ``mjx.Model`` following Newton's mapping tables (seed 002; see
+``MjModel`` → ``mjx.Model`` following Newton's MuJoCo-integration mapping tables (see
 :mod:`jaxart.solvers.mujoco.convert`). Each :meth:`SolverMuJoCo.step` maps the jaxart state and
 control into an ``mjx.Data`` (:mod:`jaxart.solvers.mujoco.state`), runs ``mjx.step`` and maps
 ``qpos``/``qvel`` back; body poses and COM twists come from :func:`jaxart.eval_fk`.
@@ -60,7 +60,7 @@ tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (site
 ACCELERATION drives     tree joints: the position / velocity actuators' ``gainprm``/``biasprm``
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
-                        :func:`~jaxart.dynamics.drive_inertia.drive_inertia`; only models with
+                        :func:`~jaxart.dynamics.engine.drive_inertia.drive_inertia`; only models with
                         such drives pay for it); loop-closing joints: SolverFeatherstone's
                         constrained ``1/(J W Jᵀ)`` of the loop axis
                         (:mod:`jaxart.solvers.mujoco.step_model`).

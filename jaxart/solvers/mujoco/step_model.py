@@ -2,9 +2,10 @@
 
 * ``ACCELERATION`` drives (PhysX ``eACCELERATION``): the gains and biases of their actuators are multiplied by the
   DOF's effective inertia at the step's state — ``1/(M⁻¹)_ii`` for tree DOFs
-  (:func:`~jaxart.dynamics.drive_inertia.drive_inertia`, jaxart's mass matrix with armature), and for the axes of
+  (:func:`~jaxart.dynamics.engine.drive_inertia.drive_inertia`, jaxart's mass matrix with armature), and for the axes of
   loop-closing joints SolverFeatherstone's ``1/(J W Jᵀ)`` of the constrained system
-  (:func:`~jaxart.dynamics.drive_inertia.loop_drive_inertia` with SolverFeatherstone's default regularisation), so
+  (:func:`~jaxart.dynamics.engine.drive_inertia.loop_drive_inertia` with SolverFeatherstone's default regularisation),
+  so
   a loop joint's acceleration drive gets the inertia SolverFeatherstone gives it, whether its actuators are site
   transmissions, auxiliary-joint actuators or rate actuators. Only models with such drives pay for it.
 * Rate actuators of loop joints (:mod:`jaxart.solvers.mujoco.loop_rates`): reference-site positions and angular
@@ -18,7 +19,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.dynamics.drive_inertia import drive_inertia
+from jaxart.dynamics.engine.drive_inertia import drive_inertia
 from jaxart.dynamics.joint_forces import acceleration_dofs
 from jaxart.sim.enums import JointType
 from jaxart.solvers.mujoco.loop_rates import RatePlan, rate_plan, update_rate_model
@@ -75,10 +76,10 @@ def effective_inertia(model, state, *, loops: bool) -> jnp.ndarray:
     m_eff = drive_inertia(model, state.joint_q, state.body_q)
     if not loops:
         return m_eff
-    from jaxart.dynamics.constraint_rows import constraint_plan
-    from jaxart.dynamics.dense_solve import Constraints
-    from jaxart.dynamics.drive_inertia import loop_drive_inertia
-    from jaxart.dynamics.loop_axes import loop_axis_plan
+    from jaxart.dynamics.engine.constraint_rows import constraint_plan
+    from jaxart.dynamics.engine.dense_solve import Constraints
+    from jaxart.dynamics.engine.drive_inertia import loop_drive_inertia
+    from jaxart.dynamics.engine.loop_axes import loop_axis_plan
     from jaxart.kinematics.fk import base_bodies
 
     axes = loop_axis_plan(model)

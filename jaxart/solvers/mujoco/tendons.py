@@ -46,7 +46,7 @@ import numpy as np
 from jaxart.sim.enums import JointType
 from jaxart.sim.tendons import TendonPathKind, TendonType
 from jaxart.sim.validate import np_quat_between, np_quat_rotate, np_transform_inverse
-from jaxart.solvers.mujoco.equality import _Frames, _mj_joint
+from jaxart.solvers.mujoco.equality import EqualityFrames, mj_joint
 from jaxart.solvers.mujoco.joints import DEFAULT_SOLREF
 from jaxart.solvers.mujoco.loops import anchor_site
 from jaxart.solvers.mujoco.shapes import wxyz
@@ -71,7 +71,7 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
     t = model.tendon
     if not t.tendon_count:
         return
-    fr = _Frames(h, body_joint, rec)
+    fr = EqualityFrames(h, body_joint, rec)
     jstart, astart = np.asarray(t.tendon_joint_start), np.asarray(t.tendon_attachment_start)
     joints = np.asarray(t.tendon_joint)
     coef = np.asarray(model.tendon_joint_coef, np.float64)
@@ -102,7 +102,7 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         _add_actuators(spec, rec, label, k, p["target_ke"][k], p["target_kd"][k], p["effort_limit"][k])
         if int(t.tendon_type[k]) == TendonType.FIXED:
             for e in range(jstart[k], jstart[k + 1]):
-                ten.wrap_joint(_mj_joint(h, int(joints[e]), what), float(coef[e]))
+                ten.wrap_joint(mj_joint(h, int(joints[e]), what), float(coef[e]))
             continue
         _add_path(spec, ten, h, fr, label, range(astart[k], astart[k + 1]), what)
 
@@ -148,7 +148,7 @@ def add_distance_tendons(spec: mujoco.MjSpec, h, fr) -> None:
     Args:
         spec: The spec (bodies added; after the model's own tendons, so MuJoCo's tendon ``k`` is jaxart's).
         h: The converter's host copy of the model.
-        fr: The equality module's ``_Frames``.
+        fr: The equality module's ``EqualityFrames``.
     """
     for j in np.flatnonzero(h.jtype == int(JointType.DISTANCE)):
         if not h.topo.joint_enabled.array[j]:

@@ -35,7 +35,7 @@ contacts                                    ✓ penalty ``ke, kd, kf, mu, ka`` (
 kinematic bodies                            ✓ passed through unchanged
 fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit (with ``tendon_margin``),
                                               smooth friction ``tendon_frictionloss`` and actuator
-                                              (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendons`
+                                              (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendon_forces`
                                               as body wrenches (:mod:`jaxart.solvers.maximal.tendons`)
 ``tendon_armature``                         ✓ the armature force ``−a L̈`` of the step's accelerations: a
                                               small system over the tendons with armature couples the

@@ -3,7 +3,7 @@
 A tendon's armature ``a`` (``tendon_armature``, MuJoCo's ``armature``) is an inertia of its length, kinetic
 energy ``½ a L̇²``: it pushes along the tendon with the force ``f_a = −a L̈`` (positive lengthens), the force
 ``SolverFeatherstone`` applies as ``a JᵀJ`` in its joint-space matrix and ``−a J̇q̇`` in its loads
-(:mod:`jaxart.dynamics.tendons`, checked against MuJoCo C's ``qacc``). In maximal coordinates the bodies are
+(:mod:`jaxart.dynamics.tendon_forces`, checked against MuJoCo C's ``qacc``). In maximal coordinates the bodies are
 independent between their penalty joint springs, so only the bodies that the tendons' gradient entries touch
 are coupled (:mod:`jaxart.solvers.maximal.tendons`: ``L̇ = J v`` with ``J`` the ``(T, 6B)`` body-space length
 Jacobian, ``v`` the COM twists). With the block-diagonal body inertia ``M`` and all explicit loads of the step

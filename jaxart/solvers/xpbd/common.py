@@ -90,13 +90,6 @@ def quad(inv_iw: jnp.ndarray, v: jnp.ndarray) -> jnp.ndarray:
     return dot_last(v, matvec(inv_iw, v))
 
 
-def xpbd_delta(c: jnp.ndarray, lam: jnp.ndarray, w: jnp.ndarray, alpha_tilde) -> jnp.ndarray:
-    """``Δλ = (−C − α̃ λ) / (w + α̃)`` (0 where ``w + α̃ = 0``)."""
-    den = w + alpha_tilde
-    ok = den > 0.0
-    return jnp.where(ok, (-c - alpha_tilde * lam) / jnp.where(ok, den, 1.0), 0.0)
-
-
 def safe_unit(v: jnp.ndarray, eps: float = 1e-12):
     """``(|v|, v/|v|)`` with zero length and zero direction for ``|v|² ≤ eps²`` (NaN-free gradients)."""
     n2 = dot_last(v, v)

@@ -20,7 +20,7 @@ from jaxart.solvers.xpbd import soa as s
 
 
 def log_jacobian_inv(theta):
-    """``maximal_xpbd_joints.log_jacobian_inv`` (rows = covectors) in SoA form."""
+    """:func:`jaxart.solvers.xpbd.joints.log_jacobian_inv` (rows = covectors) in SoA form."""
     t2 = s.dot(theta, theta)
     small = t2 < 1e-8
     t = jnp.sqrt(jnp.where(small, 1.0, t2))

@@ -39,6 +39,8 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.laws.angles import whole_turns, wrap_angle
+from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math import quat_conjugate, quat_mul, quat_normalize
 from jaxart.math.small import dot_last, matmul, matvec, sum_axis
 from jaxart.sim.enums import JointType
@@ -56,7 +58,6 @@ from jaxart.solvers.xpbd.common import (
     body_sums,
     quad,
     safe_unit,
-    xpbd_delta,
 )
 
 _ROTVEC = (JointType.BALL, JointType.FREE, JointType.DISTANCE)  # angular coordinates = rotation-vector components
@@ -196,7 +197,7 @@ def passive_gains(model, st, q0: jnp.ndarray):
     d_p = jnp.where(on, gather_dof(model.joint_damping.astype(f), dof), 0.0)
     rest = gather_dof(jnp.asarray(model.joint_rest_q, f), dof)
     angular = jnp.asarray((np.arange(6) >= 3)[None, :] & (st.jtype != JointType.BALL)[:, None])
-    turns = 2.0 * jnp.pi * jnp.floor((q0 + jnp.pi) / (2.0 * jnp.pi))
+    turns = whole_turns(q0)
     return k_p, d_p, jnp.where(angular, rest + turns, rest)
 
 
@@ -246,15 +247,14 @@ def wrap_angular_error(st, c: jnp.ndarray) -> jnp.ndarray:
     kick of several radians.
     """
     angular = jnp.asarray((np.arange(6) >= 3)[None, :] & ~np.isin(st.jtype, _ROTVEC)[:, None])
-    return jnp.where(angular, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
+    return jnp.where(angular, wrap_angle(c), c)
 
 
 def solve_drives(model, st, b: Bodies, drives: DriveTargets, lam, dt):
     """One Jacobi pass over all drive rows. Returns ``(impulses, new λ (J, 6))``."""
     jc, _ = drive_coords(model, st, b.q[:-1], drives.q0_rel)
     c = wrap_angular_error(st, jnp.concatenate([jc.q_lin, jc.angles], 1) - drives.target)
-    on = drives.stiffness > 0.0
-    alpha_t = jnp.where(on, 1.0 / jnp.where(on, drives.stiffness, 1.0), 0.0) / (dt * dt)
+    alpha_t, on = drive_compliance(drives.stiffness, dt)
     w = jnp.concatenate([_lin_w(b, st, jc.fr, jc.lin_axes), _ang_w(b, st, jc.cov)], 1)
     dlam = jnp.where(on, xpbd_delta(c, lam, w, alpha_t), 0.0)
     nb = b.inv_m.shape[0] - 1

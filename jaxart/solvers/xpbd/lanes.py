@@ -1,6 +1,6 @@
 """Batch-minor lane kernel of a whole SolverXPBD step.
 
-The per-world code (:mod:`maximal_xpbd_joints`, :mod:`maximal_xpbd_contacts`, :func:`jaxart.eval_ik`)
+The per-world code (:mod:`jaxart.solvers.xpbd.joints`, :mod:`jaxart.solvers.xpbd.contacts`, :func:`jaxart.eval_ik`)
 works on ``(items, 3)``-shaped arrays; under ``vmap`` every scalar of a world is a strided element and
 XLA:CPU runs hundreds of small, poorly vectorised loops per step. This module evaluates the same
 step — passive joint forces, prediction, the projection rounds (drives, joint linear rows, joint
@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.kinematics.ik_lanes import ik_lanes, unpack_inputs
+from jaxart.laws.angles import wrap_angle
+from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
@@ -138,7 +140,7 @@ def _com_levers(st, fr: _Frames) -> _Frames:
 
 def _free_rotation(st, fr: _Frames, q0, angles, cov):
     """Angular drive coordinates of driven FREE/DISTANCE joints: the rotation ``φ = log(q ⊗ q₀⁻¹)`` since the step
-    start and its world covectors (``maximal_xpbd_joints.drive_coords``)."""
+    start and its world covectors (:func:`jaxart.solvers.xpbd.joints.drive_coords`)."""
     on = mask(free_drive_joints(st))
     phi = s.where(on, s.rotation_vector(s.qmul(fr.q_rel, s.qconj(q0))), (0.0,) * 3)
     rows = [s.qrot(fr.x_p[1], r) for r in log_jacobian_inv(phi)]
@@ -158,12 +160,11 @@ def _solve_drives(st, b, jd, dr, lam, dt):
     dlam = []
     not_ball = mask(~np.isin(st.jtype, [JointType.BALL, JointType.FREE, JointType.DISTANCE]))
     for k in range(6):
-        on = dr["stiffness"][k] > 0.0
-        alpha = jnp.where(on, 1.0 / jnp.where(on, dr["stiffness"][k], 1.0), 0.0) / (dt * dt)
+        alpha, on = drive_compliance(dr["stiffness"][k], dt)
         c = coord[k] - dr["target"][k]
         if k >= 3:  # angle errors (not rotation vectors) wrapped into [-pi, pi) (joints.wrap_angular_error)
-            c = jnp.where(not_ball, c - 2.0 * jnp.pi * jnp.floor((c + jnp.pi) / (2.0 * jnp.pi)), c)
-        dlam.append(jnp.where(on, s.xpbd_delta(c, lam[k], w[k], alpha), 0.0))
+            c = jnp.where(not_ball, wrap_angle(c), c)
+        dlam.append(jnp.where(on, xpbd_delta(c, lam[k], w[k], alpha), 0.0))
     p = tuple(s.total(axes[k][i] * dlam[k] for k in range(3)) for i in range(3))
     a = tuple(s.total(cov[k][i] * dlam[3 + k] for k in range(3)) for i in range(3))
     lin, a1 = _lin_impulse(st, nb1, fr, p)
@@ -172,7 +173,7 @@ def _solve_drives(st, b, jd, dr, lam, dt):
 
 
 def _linear_error(st, jd, fr: _Frames, axes, q_lin):
-    """``maximal_xpbd_joints._linear_error`` (world error vector of the linear row)."""
+    """The linear error of :mod:`jaxart.solvers.xpbd.joints` (world error vector of the linear row)."""
     free = [mask(k < st.n_lin) for k in range(3)]
     lo, hi = jd["lin_lo"], jd["lin_hi"]
     proj = tuple(s.total(jnp.where(free[k], q_lin[k], 0.0) * axes[k][i] for k in range(3)) for i in range(3))
@@ -203,7 +204,7 @@ def _solve_linear(st, b, jd, lam, dt, opt: LaneOptions):
     c, n, w = s.stage(lambda *a: _linear_rows(st, *a), b, jd, fr)
 
     def rows(c, n, w, lam, fr):
-        dlam = opt.lin_relax * s.xpbd_delta(c, lam, w, opt.lin_compliance / (dt * dt))
+        dlam = opt.lin_relax * xpbd_delta(c, lam, w, opt.lin_compliance / (dt * dt))
         dlam = jnp.where(c > 0.0, dlam, 0.0)
         p = s.scale(n, dlam)
         return p, s.cross(fr.r_c, p), s.cross(fr.r_p, p), lam + dlam
@@ -214,7 +215,7 @@ def _solve_linear(st, b, jd, lam, dt, opt: LaneOptions):
 
 
 def _angular_rows(st, jd, fr: _Frames):
-    """``maximal_xpbd_joints._angular_rows``: errors (4 arrays) and world gradients (4 vectors)."""
+    """The angular rows of :mod:`jaxart.solvers.xpbd.joints`: errors (4 arrays) and world gradients (4 vectors)."""
     angles, cov = _ang_coords(st, jd, fr)
     qp = fr.x_p[1]
     n_ang, jt = st.n_ang, st.jtype
@@ -252,7 +253,7 @@ def _solve_angular(st, b, jd, lam, dt, opt: LaneOptions):
     def rows(c, g, w, lam):
         dlam = []
         for k in range(4):
-            d = opt.ang_relax * s.xpbd_delta(c[k], lam[k], w[k], opt.ang_compliance / (dt * dt))
+            d = opt.ang_relax * xpbd_delta(c[k], lam[k], w[k], opt.ang_compliance / (dt * dt))
             dlam.append(jnp.where(c[k] != 0.0, d, 0.0))
         a = tuple(s.total(g[k][i] * dlam[k] for k in range(4)) for i in range(3))
         return a, tuple(lam[k] + dlam[k] for k in range(4))
@@ -320,7 +321,7 @@ def _integrate(pose, twist, force, torque, bd, dt, angular_damping):
 
 
 def _velocities(pose_old, pose_new, com, dt):
-    """Newton's velocities from the pose change (``xpbd._velocities``)."""
+    """Newton's velocities from the pose change (as :mod:`jaxart.solvers.xpbd.solver`)."""
     x_new = s.add(pose_new[0], s.qrot(pose_new[1], com))
     x_old = s.add(pose_old[0], s.qrot(pose_old[1], com))
     dq = s.qmul(pose_new[1], s.qconj(pose_old[1]))

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jaxart.math.lanes import materialize
-from jaxart.math.safe import _TINY, safe_atan2
+from jaxart.math.safe import TINY, safe_atan2
 from jaxart.math.soa import (  # noqa: F401  (re-exported for the kernel)
     add,
     cross,
@@ -72,7 +72,7 @@ def qrot(q, v) -> tuple:
 def qnormalize(q) -> tuple:
     """``quat_normalize``: divide by the norm; a zero quaternion maps to the identity."""
     sq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-    bad = sq <= _TINY
+    bad = sq <= TINY
     n = jnp.sqrt(jnp.where(bad, 1.0, sq))
     out = tuple(x / n for x in q)
     return (*(jnp.where(bad, 0.0, x) for x in out[:3]), jnp.where(bad, 1.0, out[3]))
@@ -124,13 +124,6 @@ def rotation_vector(q) -> tuple:
     n = jnp.sqrt(jnp.where(small, 1.0, n2))
     k = jnp.where(small, 2.0 / jnp.maximum(w, 1e-6), 2.0 * safe_atan2(n, w) / n)
     return scale(v, k)
-
-
-def xpbd_delta(c, lam, w, alpha_tilde):
-    """``Δλ = (−C − α̃ λ) / (w + α̃)`` (0 where ``w + α̃ ≤ 0``)."""
-    den = w + alpha_tilde
-    ok = den > 0.0
-    return jnp.where(ok, (-c - alpha_tilde * lam) / jnp.where(ok, den, 1.0), 0.0)
 
 
 class Bodies(NamedTuple):

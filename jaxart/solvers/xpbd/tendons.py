@@ -22,10 +22,10 @@ projection, after the joint and equality rows:
   static friction: the tendon sticks while the other forces along it stay below ``μ`` and slips with the
   force ``μ`` otherwise.
 * **limit row** (hard, zero compliance): ``C = L − clip(L, lower + margin, upper − margin)`` projected to zero
-  when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendons.tendon_limit_bounds`;
+  when violated (``tendon_margin``: the range shrunk as in :func:`~jaxart.dynamics.tendon_forces.tendon_limit_bounds`;
   ``tendon_limit_ke/kd`` are the penalty gains of the explicit solvers and are not used here).
 * **effort limit** ``tendon_effort_limit`` bounds the actuator force as in ``SolverFeatherstone``'s implicit
-  actuator (:mod:`jaxart.dynamics.tendons`): the actuator's force at the step start with the look-ahead,
+  actuator (:mod:`jaxart.dynamics.tendon_forces`): the actuator's force at the step start with the look-ahead,
   ``f* = tendon_f + ke (L* − L₀ − dt L̇₀) + kd (L̇* − L̇₀)``, decides once per step; while ``|f*|`` exceeds the
   limit the actuator is the constant force ``clip(f*, ±limit)``, applied explicitly like ``tendon_f``, and its
   gains ``ke, kd`` leave the compliant row (a saturated drive adds no stiffness). Unsaturated, the row is the one
@@ -42,10 +42,11 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jaxart.dynamics.tendons import tendon_controls, tendon_limit_bounds
+from jaxart.dynamics.tendon_forces import tendon_controls, tendon_limit_bounds
+from jaxart.laws.compliance import drive_compliance, xpbd_delta
 from jaxart.math.small import matvec
 from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_speeds, tendon_wrenches
-from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies, xpbd_delta
+from jaxart.solvers.xpbd.common import Bodies, apply_impulses, make_bodies
 
 __all__ = ["TendonRows", "initial_lambda", "solve_tendons", "tendon_rows"]
 
@@ -134,8 +135,7 @@ def solve_tendons(model, rows: TendonRows, q, lam, inv_m, inv_i, dt):
     dtype = q.dtype
     b = make_bodies(model, q, inv_m, inv_i)
     ent = tendon_entries(model, q, rows.q_ref)
-    on = rows.stiffness > 0.0
-    alpha_t = jnp.where(on, 1.0 / jnp.where(on, rows.stiffness, 1.0), 0.0) / (dt * dt)
+    alpha_t, on = drive_compliance(rows.stiffness, dt)
     dlam = jnp.where(on, xpbd_delta(ent.length - rows.target, lam[0], _weights(b, ent), alpha_t), 0.0)
     q = _project(model, b, ent, dlam.astype(dtype))
     b = make_bodies(model, q, inv_m, inv_i)

@@ -1,0 +1,112 @@
+"""Implicit contact against static geometry folded into the articulated-body algorithm (lane layout).
+
+A row whose other side is static (body −1) acts on one body ``b`` only. In world-origin Plücker
+coordinates the point velocity is ``u = X V_b`` with ``X = [I, −[p]×]``, so the contact wrench of the
+implicit law (:mod:`jaxart.contact.implicit`) at the end-of-step twist ``V_b' = V_b + dt·ã_b`` is
+
+``X_pᵀ (s·f0 − W u') = s·F0 − K V_b − dt·K ã_b``,  ``K = X_pᵀ W X_p``,  ``F0 = (f0, p × f0)``
+
+with ``s = +1`` when ``b`` is shape B's body and ``−1`` when it is A's. ``ã_b = Σ_anc S q̈`` is the body's
+acceleration without velocity-product terms (``a_b = ã_b + C_b`` with ``C_b = Σ_anc Ṡ q̇``), because
+semi-implicit Euler advances velocities at the current configuration. The body equation
+``f = I a + p`` therefore gains the 6×6 impedance ``dt·K`` on its inertia and
+``−(s·F0 − K V_b + dt·K C_b)`` on its bias: an added articulated inertia, exactly what the backward
+pass of the algorithm absorbs in ``O(n)``. It is the same linear system as the dense world solve of
+:mod:`jaxart.dynamics.engine.contact_terms` (used for single worlds, derivatives and body–body contacts).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxart.dynamics.engine import lane_spatial as ls
+from jaxart.dynamics.engine.aba_schedule import aba_schedule
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.math import soa
+from jaxart.math.static_index import take_rows
+
+__all__ = ["contact_dof_terms", "static_side_only"]
+
+
+def static_side_only(bodies) -> bool:
+    """Whether every row of static ``(body_a, body_b)`` tuples has a static side (body −1)."""
+    return all(a < 0 or b < 0 for a, b in zip(*bodies, strict=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(lay, sched, bodies: tuple, n: int, nd: int):
+    """Static per-row body, sign, ancestor DOFs and the rows attached to each DOF."""
+    a, b = np.asarray(bodies[0]), np.asarray(bodies[1])
+    body = np.where(b >= 0, b, np.where(a >= 0, a, n))
+    sign = np.where(b >= 0, 1.0, -1.0)
+    anc = [[] for _ in range(n + 1)]
+    for ai in range(lay.link_body.shape[0]):
+        for lk, lb in enumerate(lay.link_body[ai]):
+            if lb < n:
+                anc[int(lb)] = [int(d) for d in lay.dof_index[ai][lay.link_dof[ai, lk]]]
+    width = max([len(x) for x in anc] + [1])
+    anc_table = np.full((n + 1, width), nd, np.int64)
+    for i, dofs in enumerate(anc):
+        anc_table[i, :len(dofs)] = dofs
+    att = np.full(n + 1, nd, np.int64)
+    for d in range(nd):
+        att[sched.attach[d][sched.attach[d] < n]] = d
+    rows = [np.flatnonzero(att[body] == d) for d in range(nd)]
+    dof_rows = np.full((nd + 1, max([len(r) for r in rows] + [1])), len(body), np.int64)
+    for d, r in enumerate(rows):
+        dof_rows[d, :len(r)] = r
+    return body, sign, anc_table[body], dof_rows
+
+
+def _impedance(p: tuple, n: tuple, alpha, beta) -> tuple:
+    """21-tuple ``X_pᵀ W X_p = β Σ_e w_e w_eᵀ + (α − β) w_n w_nᵀ`` with ``w = (e, p × e)``."""
+    gamma = alpha - beta
+    w_n = (*n, *soa.cross(p, n))
+    pp = soa.dot(p, p)
+    cross_e = [(0.0, p[2], -p[1]), (-p[2], 0.0, p[0]), (p[1], -p[0], 0.0)]  # p × e_x, p × e_y, p × e_z
+
+    def e_entry(i, j):
+        if i < 3 and j < 3:
+            return 1.0 if i == j else 0.0
+        if i < 3:
+            return cross_e[i][j - 3]
+        return (pp if i == j else 0.0) - p[i - 3] * p[j - 3]
+
+    return tuple(beta * e_entry(i, j) + gamma * w_n[i] * w_n[j] for i, j in ls.SYM_PAIRS)
+
+
+def contact_dof_terms(model, rows, bodies: tuple, vel: tuple, c: tuple, dt) -> tuple[tuple, tuple]:
+    """Per-DOF impedance and bias of static-side contact rows for the ABA lane kernel.
+
+    Args:
+        model: The model.
+        rows: :class:`~jaxart.contact.implicit.ImplicitContactRows` in the lane layout (``(R, ..., L)``
+            leaves; body ids unused).
+        bodies: Static ``(body_a, body_b)`` tuples of the rows (every row has a static side).
+        vel: Body twists, 6-tuple of ``(≥ n, L)`` (world-origin Plücker).
+        c: Per-DOF velocity products ``Ṡ q̇``, 6-tuple of ``(nd + 1, L)`` (last row zero).
+        dt: Time step [s].
+
+    Returns:
+        ``(k, p)``: 21-tuple of ``(nd + 1, L)`` impedances ``dt·K`` and 6-tuple of ``(nd + 1, L)`` bias
+        wrenches to add to the attached inertias and biases of the DOFs the bodies are attached to.
+    """
+    n, nd = model.body_count, model.joint_dof_count
+    body, sign, anc, dof_rows = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
+    comps = lambda x: tuple(x[:, k] for k in range(3))  # noqa: E731
+    p, normal, f0 = comps(rows.point), comps(rows.normal), comps(rows.force0)
+    k0 = _impedance(p, normal, rows.alpha, rows.beta)
+    v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
+    v_row = tuple(take_rows(x, body) for x in v_ext)
+    c_row = tuple(sum(take_rows(x, anc[:, m]) for m in range(anc.shape[1])) for x in c)
+    s = jnp.asarray(sign, rows.alpha.dtype)[:, None]
+    f0w = (*f0, *soa.cross(p, f0))
+    arg = tuple(v - dt * cr for v, cr in zip(v_row, c_row, strict=True))
+    bias = tuple(kv - s * f for kv, f in zip(ls.sym_matvec(k0, arg), f0w, strict=True))
+    pad = lambda t: tuple(jnp.concatenate([x, jnp.zeros_like(x[:1])], axis=0) for x in t)  # noqa: E731
+    k_dof = ls.sum_rows(pad(tuple(dt * k for k in k0)), dof_rows)
+    p_dof = ls.sum_rows(pad(bias), dof_rows)
+    return k_dof, p_dof

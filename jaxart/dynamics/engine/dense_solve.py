@@ -1,0 +1,326 @@
+"""Dense joint-space solves: ``H q̈ = rhs`` per articulation block (CRBA + RNEA + Cholesky).
+
+Derivatives of :func:`dense_accelerations` are implicit. The accelerations ``x`` solve
+``r(inputs, x) = A x + C q̇ + g − Jᵀ f_ext − τ = 0`` with ``A = H + diag(e)`` (plus the DISTANCE-limit
+dyads and the implicit contact terms ``dt·Σ JᵀWJ`` of :mod:`jaxart.dynamics.engine.contact_terms`, which solve
+all articulation blocks as one world system), so ``A ẋ = −∂r/∂inputs · inputs_dot``. ``r`` at a fixed
+``x`` is one RNEA pass, and ``A⁻¹`` reuses the primal Cholesky factor. Neither mode differentiates the
+mass matrix or the factorisation. Humanoid, 100-step rollout gradient: batch 1 21.5 → 18.9 ms, ``vmap``
+of 64 477 → 404 ms (forward 3.2 / 52 ms).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxart.dynamics.convert import joint_f_to_generalized
+from jaxart.dynamics.engine.constraint_rows import ConstraintPlan, constraint_rows
+from jaxart.dynamics.engine.contact_terms import contact_apply, contact_matrix, contact_rhs, row_jacobians
+from jaxart.dynamics.engine.loop_axes import LoopAxes, loop_axis_terms
+from jaxart.dynamics.engine.tendon_terms import lowrank_apply, lowrank_matrix
+from jaxart.dynamics.joint_forces import dyad_mask
+from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
+from jaxart.dynamics.mass_matrix import crba
+from jaxart.dynamics.motion import block_terms, dof_columns
+from jaxart.dynamics.rnea import body_wrenches, gather_dofs, gravity_wrenches, rnea, scatter_dofs
+from jaxart.math import small
+from jaxart.math.cholesky import cho_solve, cholesky, spd_solve
+
+
+def free_mask(lay: DynamicsLayout) -> jnp.ndarray:
+    """``(A, D)`` block slots with an unknown acceleration (not kinematic, not padding)."""
+    kin = np.append(lay.is_kinematic_dof, True)[lay.dof_index]  # padding counts as fixed
+    return jnp.asarray(~kin)
+
+
+def fixed_rows(free: jnp.ndarray, h: jnp.ndarray) -> jnp.ndarray:
+    """``h`` with the rows/columns of fixed slots (``~free``) replaced by the identity (their solution is 0)."""
+    keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
+    return h * keep + jnp.eye(h.shape[-1], dtype=h.dtype) * (~free)[:, None, :].astype(h.dtype)
+
+
+def solve_blocks(lay: DynamicsLayout, h: jnp.ndarray, rhs: jnp.ndarray) -> jnp.ndarray:
+    """Solve ``h q̈ = rhs`` per articulation block; padding and kinematic DOFs get ``q̈ = 0``.
+
+    Args:
+        lay: Layout.
+        h: ``(A, D, D)`` SPD blocks (padding rows/columns may be zero).
+        rhs: ``(A, D)`` right-hand sides.
+
+    Returns:
+        ``(A, D)`` accelerations.
+    """
+    free = free_mask(lay)
+    return spd_solve(fixed_rows(free, h), jnp.where(free, rhs, 0.0))
+
+
+def _dyad_blocks(model, lay: DynamicsLayout, dyad: jnp.ndarray) -> jnp.ndarray:
+    """``(A, D, D)`` rank-one blocks ``w wᵀ`` of the implicit DISTANCE limits."""
+    w = gather_dofs(lay, dyad)
+    return jnp.where(dyad_mask(model, lay.dof_index), w[:, :, None] * w[:, None, :], 0.0)
+
+
+def _block_tau(model, lay, terms, joint_f, tau_extra) -> jnp.ndarray:
+    return gather_dofs(lay, joint_f_to_generalized(model, terms.cols, joint_f) + tau_extra)
+
+
+def _external(model, lay, terms, body_f) -> jnp.ndarray:
+    return gravity_wrenches(model, terms) + body_wrenches(terms, lay, body_f)
+
+
+def _with_bodies(contact, bodies):
+    """Contact rows with their static body ids (``bodies``) put back in as numpy arrays."""
+    if contact is None or bodies is None:
+        return contact
+    return contact._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
+
+
+def world_matrix(h: jnp.ndarray) -> jnp.ndarray:
+    """``(A, D, D)`` blocks as one block-diagonal ``(1, A·D, A·D)`` world matrix."""
+    a, d = h.shape[0], h.shape[1]
+    if a == 1:
+        return h
+    eye = jnp.eye(a, dtype=h.dtype)
+    return (eye[:, None, :, None] * h[:, :, None, :]).reshape(1, a * d, a * d)
+
+
+def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x, world=False, lowrank=None):
+    """Residual ``(H + diag(e) + Σ w wᵀ) x + C q̇ + g − Jᵀ f_ext − τ`` at block accelerations ``x``:
+    one RNEA pass with ``x`` (no mass matrix). With contact rows, ``x`` and the residual are one flat
+    world block ``(1, A·D)`` and the implicit contact terms are included."""
+    lay = dynamics_layout(model)
+    xb = x.reshape(lay.dof_index.shape)
+    r = rnea(terms, lay, xb, _external(model, lay, terms, body_f)) + gather_dofs(lay, d_extra) * xb
+    if dyad is not None:
+        r = r + small.matvec(_dyad_blocks(model, lay, dyad), xb)
+    r = r - _block_tau(model, lay, terms, joint_f, tau_extra)
+    if lowrank is not None:  # rank-one implicit tendon rows (world layout)
+        r = r.reshape(1, -1) + lowrank_apply(lay, lowrank, x.reshape(-1))[None]
+    if contact is None:
+        return r.reshape(1, -1) if world or lowrank is not None else r
+    jac = row_jacobians(lay, terms, contact)
+    r = r.reshape(-1) + contact_apply(jac, contact, x.reshape(-1)) - contact_rhs(jac, contact, terms.qd.reshape(-1))
+    return r[None]
+
+
+def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, world=False, lowrank=None):
+    """Matrices ``H + diag(e) (+ w wᵀ)`` with fixed rows replaced and right-hand sides: ``(A, D, D)``/``(A, D)``
+    blocks, or with contact rows one ``(1, A·D, A·D)``/``(1, A·D)`` world block with the implicit contact terms.
+
+    Returns:
+        ``(matrix, rhs, free)`` with ``free`` the mask of unknown slots in the same layout.
+    """
+    lay = dynamics_layout(model)
+    bias = rnea(terms, lay, None, _external(model, lay, terms, body_f))
+    diag = small.spread(gather_dofs(lay, d_extra)[:, None, :], lay.max_dofs, 1)  # no reduction in reverse mode
+    h = crba(terms, lay) + jnp.eye(lay.max_dofs, dtype=diag.dtype) * diag
+    if dyad is not None:
+        h = h + _dyad_blocks(model, lay, dyad)
+    rhs = _block_tau(model, lay, terms, joint_f, tau_extra) - bias
+    free = free_mask(lay)
+    if contact is not None:
+        jac = row_jacobians(lay, terms, contact)
+        h = world_matrix(h) + contact_matrix(jac, contact)[None]
+        rhs = rhs.reshape(1, -1) + contact_rhs(jac, contact, terms.qd.reshape(-1))[None]
+        free = free.reshape(1, -1)
+    elif world or lowrank is not None:
+        h, rhs, free = world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
+    if lowrank is not None:
+        h = h + lowrank_matrix(lay, lowrank)[None]
+    return fixed_rows(free, h), jnp.where(free, rhs, 0.0), free
+
+
+def _scatter(lay, x, nd):
+    return scatter_dofs(lay, x.reshape(lay.dof_index.shape), nd)
+
+
+class Constraints(NamedTuple):
+    """Static options of the bilateral constraint rows in the dense solve (hashable).
+
+    Attributes:
+        plan: :class:`~jaxart.dynamics.engine.constraint_rows.ConstraintPlan` of the model.
+        stabilization: Baumgarte factor ``β`` ∈ (0, 1]: the end-of-step velocity removes ``β·g/dt`` of
+            the position error ``g`` (1: the whole error in one step).
+        regularization: Relative regularisation ``ρ`` of the constraint Schur complement (redundant rows).
+        axes: :class:`~jaxart.dynamics.engine.loop_axes.LoopAxes` of the loop joints whose free axes carry drives,
+            limits, armature or passive terms (implicit joint forces along their Jacobian rows), or ``None``.
+    """
+
+    plan: ConstraintPlan
+    stabilization: float
+    regularization: float
+    axes: LoopAxes | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether there is neither a row nor a loop axis."""
+        return self.plan.empty and not (self.axes and self.axes.joints)
+
+    @property
+    def has_axes(self) -> bool:
+        """Whether loop axes carry joint terms."""
+        return bool(self.axes and self.axes.joints)
+
+
+def _constraint_system(model, terms, joint_q, dt, body_q0, free, opts: Constraints):
+    """``(G, c, e)``: flat rows with fixed slots zeroed, the targets ``G q̈ = c`` of the step, where
+    ``c = (−β g/dt − G q̇)/dt`` makes the end-of-step velocity ``q̇ + dt q̈`` remove ``β g`` per step, and the
+    row flags ``e`` (rows of disabled constraints are zero)."""
+    lay = dynamics_layout(model)
+    g_mat, err, on = constraint_rows(model, lay, terms, joint_q, opts.plan, body_q0, with_enabled=True, dt=dt)
+    g_mat = g_mat * free.reshape(1, -1).astype(g_mat.dtype)
+    c = (-opts.stabilization * err / dt - g_mat @ terms.qd.reshape(-1)) / dt
+    return g_mat, c, on
+
+
+def _schur_factor(low, g_mat, rho, on):
+    """``(Y, R, chol(S + R))`` with ``Y = (A⁻¹ Gᵀ)ᵀ`` ``(m, N)``, ``S = G A⁻¹ Gᵀ`` and the regularisation
+    ``R = ρ·(diag S + 10⁻³·mean diag S) + (1 − e)`` (mean over enabled rows; a disabled row, ``e = 0``, has a
+    zero row in ``G`` and a unit diagonal, so its multiplier is exactly zero; ``A = L Lᵀ``, ``low``
+    ``(1, N, N)``; ``R`` is held constant under differentiation)."""
+    y = jax.vmap(lambda g: cho_solve(low, g[None])[0])(g_mat)
+    s = g_mat @ y.T
+    s_diag = jnp.diagonal(s)
+    on = lax.stop_gradient(on)
+    mean = jnp.sum(s_diag) / jnp.maximum(jnp.sum(on), 1.0)
+    r_diag = rho * (s_diag + 1e-3 * mean + jnp.finfo(s.dtype).tiny ** 0.5) + (1.0 - on)
+    return y, r_diag, cholesky(s + jnp.diag(r_diag))
+
+
+def _schur_solve(low, g_mat, fac, b1, b2):
+    """Solve ``[[A, Gᵀ], [G, −R]] (x, μ) = (b1, b2)`` by the Schur complement (``fac`` from :func:`_schur_factor`)."""
+    y, _, s_low = fac
+    x0 = cho_solve(low, b1)[0]
+    mu = cho_solve(s_low, g_mat @ x0 - b2)
+    return (x0 - mu @ y)[None], mu
+
+
+def initial_poses(model, body_q_base, opts):
+    if opts is None or not opts.plan.connect:
+        return None
+    return dof_columns(model, model.joint_q.astype(body_q_base.dtype), body_q_base)[1][0]
+
+
+def _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad):
+    """``h``/``rhs`` (world block) plus the loop axes' implicit terms of :mod:`jaxart.dynamics.engine.loop_axes`."""
+    if opts is None or not opts.has_axes:
+        return h, rhs
+    m, b = loop_axis_terms(model, dynamics_layout(model), terms, opts.axes, free, joint_f, tau_extra, d_extra, dyad)
+    return h + m[None], rhs + b[None]
+
+
+def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, x):
+    """``M x − b`` of the loop axes' terms at the flat accelerations ``x`` (``(1, N)``), or 0."""
+    if opts is None or not opts.has_axes:
+        return 0.0
+    m, b = loop_axis_terms(model, dynamics_layout(model), terms, opts.axes, free, joint_f, tau_extra, d_extra, dyad)
+    return (m @ x.reshape(-1) - b)[None]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
+                   contact, dt, lowrank=None):
+    lay = dynamics_layout(model)
+    terms = block_terms(model, joint_q, joint_qd, body_q_base)
+    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, _with_bodies(contact, bodies),
+                           world=opts is not None, lowrank=lowrank)
+    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
+    if opts is None or opts.plan.empty:
+        return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, initial_poses(model, body_q_base, opts), free,
+                                      opts)
+    low = cholesky(h)
+    x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization, on), rhs, c)
+    return _scatter(lay, x, model.joint_dof_count)
+
+
+@_accelerations.defjvp
+def _accelerations_jvp(bodies, opts, primals, tangents):
+    """Implicit differentiation: ``A ẋ = −∂r/∂(inputs) · (input tangents)`` at the solution ``x``.
+
+    The tangent of the residual is one forward-mode RNEA pass (:func:`_residual`), and ``A⁻¹`` reuses
+    the primal Cholesky factor through ``lax.custom_linear_solve``: the mass matrix and the
+    factorisation are never differentiated (reverse mode keeps only the RNEA linearisation and the
+    factor). With constraint rows the system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
+    ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
+    The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.engine.loop_axes`) are part of ``A`` and of the residual.
+    """
+    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt, lowrank = primals
+    t_model, t_q, t_qd, t_base, *t_rest = tangents
+    lay = dynamics_layout(model)
+    terms, t_terms = jax.jvp(block_terms, (model, joint_q, joint_qd, base), (t_model, t_q, t_qd, t_base))
+    full = _with_bodies(contact, bodies)
+    world = opts is not None
+    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world, lowrank=lowrank)
+    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
+    low = cholesky(h)
+    nd = model.joint_dof_count
+    if opts is None or opts.plan.empty:
+        x = cho_solve(low, rhs)
+
+        def residual(m, t, jf, te, de, bf, dy, c, lr):
+            r = _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x, world=world, lowrank=lr)
+            return r + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
+
+        _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, lowrank),
+                           (t_model, t_terms, *t_rest[:-2], t_rest[-1]))
+        x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
+                                        lambda _, r: cho_solve(low, r), symmetric=True)
+        return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
+    q0 = initial_poses(model, base, opts)
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
+    fac = _schur_factor(low, g_mat, opts.regularization, on)
+    r_diag = fac[1]
+    x, mu = _schur_solve(low, g_mat, fac, rhs, c)
+
+    def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step, lr):
+        r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True, lowrank=lr)
+        r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
+        gm, cc, _ = _constraint_system(m, t, jq, step, initial_poses(m, bq, opts), free, opts)
+        return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
+
+    _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,
+                                             contact, dt, lowrank), (t_model, t_terms, t_q, t_base, *t_rest))
+
+    def matvec(v):
+        vx, vm = v
+        return small.matvec(h, vx) + (vm @ g_mat)[None], g_mat @ vx[0] - r_diag * vm
+
+    x_dot, _ = lax.custom_linear_solve(matvec, (jnp.where(free, -r1_dot, 0.0), -r2_dot),
+                                       lambda _, r: _schur_solve(low, g_mat, fac, r[0], r[1]), symmetric=True)
+    return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
+
+
+def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad=None,
+                        contact=None, constraints: Constraints | None = None, dt=None, lowrank=None):
+    """The same accelerations by CRBA + RNEA and a dense per-articulation Cholesky solve.
+
+    Arguments as :data:`~jaxart.dynamics.aba.aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
+    ``w wᵀ`` of :func:`~jaxart.dynamics.joint_forces.joint_forces` (implicit DISTANCE limits) to ``H``, and
+    ``contact`` (:class:`~jaxart.contact.implicit.ImplicitContactRows`) the implicit contact terms of
+    :mod:`jaxart.dynamics.engine.contact_terms` (the articulation blocks are then solved as one world system, so
+    contacts between articulations couple them). ``constraints`` (:class:`Constraints`, with the step's
+    ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.engine.constraint_rows` as hard constraints on the
+    end-of-step velocity (a saddle-point solve by the Schur complement, one world system). ``lowrank``
+    ``(J (k, nd), w (k,))`` adds ``Σ_k w_k J_kᵀ J_k`` (implicit tendons, :mod:`jaxart.dynamics.engine.tendon_terms`;
+    one world system). Derivatives are
+    implicit (see :func:`_accelerations_jvp`): one RNEA linearisation and two triangular solves with the
+    primal factor, instead of differentiating ``H``.
+    """
+    bodies = None
+    if contact is not None and isinstance(contact.body_a, np.ndarray) and isinstance(contact.body_b, np.ndarray):
+        bodies = (tuple(int(b) for b in contact.body_a), tuple(int(b) for b in contact.body_b))
+        contact = contact._replace(body_a=None, body_b=None)
+    if constraints is not None and constraints.empty:
+        constraints = None
+    if constraints is not None and dt is None:
+        raise ValueError("dense_accelerations: constraints need the step's dt")
+    dt = jnp.zeros((), joint_q.dtype) if dt is None else jnp.asarray(dt, joint_q.dtype)
+    return _accelerations(bodies, constraints, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra,
+                          body_f, dyad, contact, dt, lowrank)

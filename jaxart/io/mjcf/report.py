@@ -1,0 +1,53 @@
+"""Model-level MuJoCo features jaxart cannot represent (collected for the importer's one warning).
+
+Purely visual elements (lights, cameras, materials, textures, geom colours/groups) and MuJoCo
+solver settings (integrator, iterations, ``solimp``, ``condim``, ``solmix``, ``priority``) have no
+jaxart counterpart by design and are not reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _names(m, kind: str, n: int) -> str:
+    names = [getattr(m, kind)(i).name or f"#{i}" for i in range(n)]
+    shown = ", ".join(repr(x) for x in names[:6])
+    return shown + (f", … ({n} total)" if n > 6 else "")
+
+
+def gravity_along_up(m, up_vector) -> tuple[float | None, str | None]:
+    """``opt.gravity`` as a signed magnitude along ``up_vector``, or an issue when it is not along it."""
+    g = np.asarray(m.opt.gravity, dtype=np.float64)
+    up = np.asarray(up_vector, dtype=np.float64)
+    along = float(g @ up)
+    if np.linalg.norm(g - along * up) > 1e-9 * max(1.0, np.linalg.norm(g)):
+        return None, f"gravity {g.tolist()} is not along the builder's up axis {up.tolist()} (builder gravity kept)"
+    return along, None
+
+
+def model_issues(m) -> list[str]:
+    """Counted model elements without a jaxart equivalent."""
+    out = []
+    # equalities: jaxart.io.mjcf.equality.equality_issues; tendons: jaxart.io.mjcf.tendons.tendon_issues;
+    # sensors: jaxart.io.mjcf.sensors.sensor_issues
+    counts = (("flex", m.nflex, "flex(es)"), ("skin", m.nskin, "skin(s)"))
+    for kind, n, what in counts:  # keyframes are returned by add_mjcf (joint_q only)
+        if n:
+            out.append(f"{n} {what}: {_names(m, kind, n)}")
+    if m.nkey and (np.any(m.key_qvel != 0.0) or np.any(m.key_act != 0.0) or np.any(m.key_ctrl != 0.0)):
+        out.append("keyframe qvel/act/ctrl values (only keyframe qpos is returned, as joint_q)")
+    if m.nplugin:
+        out.append(f"{m.nplugin} plugin instance(s)")
+    for b in range(1, m.nbody):
+        name = m.body(b).name or f"body_{b}"
+        if m.body_gravcomp[b] != 0.0:
+            out.append(f"body {name!r}: gravcomp {float(m.body_gravcomp[b])}")
+        if m.body_mocapid[b] >= 0:
+            out.append(f"mocap body {name!r}: imported as a kinematic body welded by a FIXED joint")
+    opt = m.opt
+    if np.any(np.asarray(opt.wind) != 0.0):
+        out.append(f"option wind {np.asarray(opt.wind).tolist()}")
+    if opt.density or opt.viscosity:
+        out.append(f"fluid forces (option density {opt.density}, viscosity {opt.viscosity})")
+    return out
