@@ -32,6 +32,9 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
+``<option><flag>``            what a disabled flag switches off is not imported (gravity, contacts,
+                              limits, equalities, springs, dampers, actuation, ...;
+                              :mod:`jaxart.io.mjcf.flags`); flags not honoured are reported
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 ============================  ==========================================================================
 
@@ -53,6 +56,7 @@ from jaxart.io.entry import text_source
 from jaxart.io.mjcf.actuators import map_actuators
 from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf.equality import add_equalities, equality_issues
+from jaxart.io.mjcf.flags import apply_option_flags
 from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf.refs import MjcfRefs
@@ -124,7 +128,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
         ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index),
         ``"unsupported"`` (the reported issues), ``"timestep"`` (``opt.timestep``) and
-        ``"mj_model"`` (the compiled model).
+        ``"mj_model"`` (MuJoCo's compiled model, unchanged by the option flags the import applies).
 
     Raises:
         ValueError: Bad file/XML (MuJoCo's message), label clashes, or unsupported features with ``strict``.
@@ -136,10 +140,11 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
     builder._check_body(parent_body, "add_mjcf: parent_body", allow_world=True)
     base = as_transform(xform, "add_mjcf: xform")
-    what, m = load_mjcf(source, assets=assets)
+    what, mj_model = load_mjcf(source, assets=assets)
+    m, flag_iss = apply_option_flags(mj_model)
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
-    issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
+    issues = flag_iss + model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
     issues += tendon_issues(m)
     issues += pair_issues(m, min_timeconst=_min_timeconst(m))
     issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
@@ -156,7 +161,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     if gravity is not None:
         builder.gravity = gravity
     result = imp.run()
-    result.update(unsupported=issues, timestep=float(m.opt.timestep), mj_model=m)
+    result.update(unsupported=issues, timestep=float(m.opt.timestep), mj_model=mj_model)
     if issues:
         warnings.warn(f"add_mjcf({what}): {len(issues)} MJCF feature(s) not imported or approximated:\n  - "
                       + "\n  - ".join(issues), UserWarning, stacklevel=3)
