@@ -130,3 +130,88 @@ def test_gravity_disabled_pendulum_stays_put():
     final, _ = jaxart.rollout(jaxart.solvers.SolverFeatherstone(model), model.state(), dt=1e-2, length=20)
     np.testing.assert_allclose(np.asarray(final.joint_q), 0.0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(final.joint_qd), 0.0, atol=1e-12)
+
+
+def _robot(link_body: str, *, mass: float = 1.0) -> str:
+    """A two-link URDF: ``base`` (a 0.1 m tall box centred on the root origin) and ``toe`` holding ``link_body``."""
+    inertial = f'<inertial><mass value="{mass}"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+    return (f'<robot name="r"><link name="base">{inertial}</inertial><collision><geometry><box size="0.4 0.2 0.1"/>'
+            '</geometry></collision></link>'
+            f'<link name="toe">{inertial}</inertial>{link_body}</link>'
+            '<joint name="j" type="revolute"><parent link="base"/><child link="toe"/><origin xyz="0.3 0 0"/>'
+            '<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+
+
+GOOD_TOE = '<collision><geometry><sphere radius="0.02"/></geometry></collision>'
+
+
+@pytest.mark.parametrize("visual, what", [
+    ('<visual name="tip"><geometry><sphere radius="0"/></geometry></visual>', r"<visual> 'tip'.*sizes must be > 0"),
+    ('<visual><geometry><mesh filename="gone.stl"/></geometry></visual>', r"<visual>.*'gone\.stl' not found"),
+    ('<visual><geometry><mesh filename="BROKEN"/></geometry></visual>', r"<visual>.*(cannot load mesh|no triangles)"),
+    ('<visual><geometry><sphere/></geometry></visual>', r"<visual>.*missing 'radius'"),
+    ('<visual><geometry/></visual>', r"<visual> needs one <geometry>"),
+])
+def test_urdf_visual_fault_warns_and_skips_that_visual(tmp_path, visual, what):
+    broken = tmp_path / "broken.stl"
+    broken.write_text("solid nothing\nendsolid nothing\n")
+    path = tmp_path / "r.urdf"
+    path.write_text(_robot(GOOD_TOE + visual.replace("BROKEN", str(broken))))
+    b = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match=r"link 'toe' " + what) as rec:
+        out = b.add_urdf(str(path), floating=True)
+    assert any("(visual skipped)" in str(w.message) for w in rec)
+    assert len(out["shapes"]["toe"]) == 1 and b.shape_cfg[out["shapes"]["toe"][0]].has_shape_collision
+    with pytest.raises(ValueError, match="toe"):
+        jaxart.ModelBuilder().add_urdf(str(path), floating=True, strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # hidden visuals are not read, so their faults are not reported
+        jaxart.ModelBuilder().add_urdf(str(path), floating=True, hide_visuals=True)
+
+
+def test_urdf_material_inside_visual_geometry_is_ignored():
+    visual = ('<visual name="v"><geometry><sphere radius="0.03"/><material name="red"><color rgba="1 0 0 1"/>'
+              '</material></geometry></visual>')
+    b = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match=r"link 'toe' <visual 'v'>: <material> inside <geometry> ignored"):
+        out = b.add_urdf(_robot(GOOD_TOE + visual), floating=True)
+    collides = [b.shape_cfg[s].has_shape_collision for s in out["shapes"]["toe"]]
+    assert collides == [True, False]  # the visual sphere is kept
+
+
+@pytest.mark.parametrize("collision, what", [
+    ('<collision><geometry><sphere radius="0"/></geometry></collision>', "sizes must be > 0"),
+    ('<collision><geometry><sphere radius="0.1"/><material name="m"/></geometry></collision>', "exactly one shape"),
+    ('<collision><geometry><mesh filename="gone.stl"/></geometry></collision>', "not found"),
+])
+def test_urdf_collision_fault_still_raises(collision, what):
+    b = jaxart.ModelBuilder()
+    with pytest.raises(ValueError, match=r"link 'toe' <collision>.*" + what):
+        b.add_urdf(_robot(collision), floating=True)
+    assert b.body_count == 0
+    if "material" in collision:
+        return  # a stray <material> in a visual's <geometry> is ignored (test above), even for a collider
+    visual_as_collider = collision.replace("collision>", "visual>")
+    with pytest.raises(ValueError, match=r"link 'toe' <visual>.*" + what):
+        jaxart.ModelBuilder().add_urdf(_robot(visual_as_collider), floating=True, parse_visuals_as_colliders=True)
+
+
+def test_contact_stiffness_hint_on_heavy_floating_robot_only():
+    from jaxart.io.contact_hint import sinking_depth
+
+    heavy = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match=r"default_shape_cfg\.ke") as rec:
+        out = heavy.add_urdf(_robot(GOOD_TOE, mass=40.0), floating=True)
+    assert len(rec) == 1 and "sink it about" in str(rec[0].message)
+    # 2 x 40 kg resting on the lowest shape only: the box (bottom at -0.05 m; the toe sphere's is at -0.02 m)
+    shapes = [s for ss in out["shapes"].values() for s in ss]
+    depth, n, ke = sinking_depth(heavy, shapes, 80.0)
+    assert ke == 2.5e3 and n == 1
+    np.testing.assert_allclose(depth, 80.0 * 9.81 / 2.5e3)
+    for kw in (dict(mass=0.05), dict(mass=40.0, fixed=True), dict(mass=40.0, stiff=True)):
+        b = jaxart.ModelBuilder()
+        if kw.get("stiff"):
+            b.default_shape_cfg.ke = 1e6
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            b.add_urdf(_robot(GOOD_TOE, mass=kw["mass"]), floating=not kw.get("fixed"))
