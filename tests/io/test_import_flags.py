@@ -98,6 +98,24 @@ def test_passive_terms_actuation_and_clampctrl_disabled():
     np.testing.assert_allclose(np.asarray(m.joint_effort_limit), 1e6)  # ctrlrange no longer bounds the motor
 
 
+def test_tendon_passive_terms_limits_and_drives_follow_the_flags():
+    xml = """<mujoco><option><flag {flags}/></option><worldbody>
+      <body><joint name="a" axis="0 1 0"/><geom size=".1"/>
+        <body pos="0 0 -.3"><joint name="b" axis="0 1 0"/><geom size=".1"/></body></body></worldbody>
+      <tendon><fixed name="t" stiffness="5" damping="2" frictionloss="1" limited="true" range="-1 1">
+        <joint joint="a" coef="1"/><joint joint="b" coef="-1"/></fixed></tendon>
+      <actuator><position tendon="t" kp="7"/></actuator></mujoco>"""
+    fields = ("tendon_stiffness", "tendon_damping", "tendon_frictionloss", "tendon_target_ke", "tendon_limit_upper")
+    values = {}
+    for flags in ("", 'spring="disable" damper="disable" frictionloss="disable" limit="disable" actuation="disable"'):
+        b = jaxart.ModelBuilder()
+        b.add_mjcf(xml.format(flags=flags))
+        m = b.finalize()
+        values[flags] = [float(np.asarray(getattr(m, f))[0]) for f in fields]
+    assert values[""] == pytest.approx([5.0, 2.0, 1.0, 7.0, 1.0])
+    assert list(values.values())[1] == pytest.approx([0.0, 0.0, 0.0, 0.0, 1e10])
+
+
 def test_override_contact_parameters_and_unhonoured_flags_reported():
     flags = 'override="enable" sleep="enable" warmstart="disable" energy="enable"'
     xml = PENDULUM.replace("<option>", '<option o_margin="0.01" o_solref="0.05 1" o_friction="0.4 0.4 0.01 1e-4 1e-4">')
