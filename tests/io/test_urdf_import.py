@@ -310,12 +310,14 @@ def test_missing_meshes_and_unresolved_packages(tmp_path):
                                      f'<mesh filename="{broken}"/></geometry></collision></link></robot>')
     with pytest.raises(ValueError, match=r"link 'l'.*broken\.stl"):
         b.add_urdf(str(tmp_path / "b.urdf"))
-    # hide_visuals: visual meshes are never read, so a missing one does not matter
+    # hide_visuals: visual meshes are never read, so a missing one is not even reported
     (tmp_path / "v.urdf").write_text('<robot name="v"><link name="l"><visual><geometry><mesh filename="gone.stl"/>'
                                      '</geometry></visual><collision><geometry><box size="0.1 0.2 0.3"/></geometry>'
                                      '</collision></link></robot>')
-    with pytest.raises(ValueError, match=r"link 'l' <visual>.*gone\.stl"):
-        jaxart.ModelBuilder().add_urdf(str(tmp_path / "v.urdf"))
+    shown = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match=r"link 'l' <visual>.*gone\.stl.*\(visual skipped\)"):
+        out = shown.add_urdf(str(tmp_path / "v.urdf"))  # a missing visual mesh only drops that visual
+    assert shown.shape_count == 1 and shown.shape_type[out["shapes"]["l"][0]] == int(jaxart.GeoType.BOX)
     hidden = jaxart.ModelBuilder()
     out = hidden.add_urdf(str(tmp_path / "v.urdf"), hide_visuals=True)
     assert hidden.shape_count == 1 and hidden.shape_type[out["shapes"]["l"][0]] == int(jaxart.GeoType.BOX)

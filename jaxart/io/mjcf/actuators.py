@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from jaxart.io.mjcf.flags import actuation_disabled
 from jaxart.sim.enums import JointTargetMode
 
 _HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
@@ -121,10 +122,12 @@ def map_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
 
     Returns:
         ``(drives, issues)``: drives keyed by MuJoCo DOF index, and one message per actuator that
-        could not be represented (or was approximated).
+        could not be represented (or was approximated). None with ``actuation`` disabled.
     """
     drives: dict[int, DofDrive] = {}
     issues: list[str] = []
+    if actuation_disabled(m):
+        return drives, issues
     for a in range(m.nu):
         name = _name(m, a)
         trn = int(m.actuator_trntype[a])
@@ -167,10 +170,12 @@ def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
     Returns:
         ``(drives, issues)``: drives keyed by MuJoCo tendon id (``ke``/``kd``/``target_q``/``effort_limit`` are the
         tendon's ``target_ke``/``target_kd``/``target_length``/``effort_limit``; ``EFFORT`` for motors), and the
-        actuators that could not be represented or were approximated.
+        actuators that could not be represented or were approximated. None with ``actuation`` disabled.
     """
     drives: dict[int, DofDrive] = {}
     issues: list[str] = []
+    if actuation_disabled(m):
+        return drives, issues
     for a in range(m.nu):
         if int(m.actuator_trntype[a]) != _TENDON_TRN:
             continue

@@ -32,6 +32,9 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
+``<option><flag>``            what a disabled flag switches off is not imported (gravity, contacts,
+                              limits, equalities, springs, dampers, actuation, ...;
+                              :mod:`jaxart.io.mjcf.flags`); flags not honoured are reported
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 sensors                       the model's sensor table (:mod:`jaxart.io.mjcf.sensors`)
 ============================  ==========================================================================
@@ -54,6 +57,7 @@ from jaxart.io.entry import text_source
 from jaxart.io.mjcf.actuators import map_actuators
 from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf.equality import add_equalities, equality_issues
+from jaxart.io.mjcf.flags import apply_option_flags
 from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf.refs import MjcfRefs
@@ -135,7 +139,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         ``"unsupported"`` (the reported issues), ``"approximated"`` (colliding meshes that are not
         convex or whose hull jaxart caps where MuJoCo does not: reported, never an error under
         ``strict``), ``"timestep"`` (``opt.timestep``) and
-        ``"mj_model"`` (the compiled model).
+        ``"mj_model"`` (MuJoCo's compiled model, unchanged by the option flags the import applies).
 
     Raises:
         ValueError: Bad file/XML (MuJoCo's message), label clashes, or unsupported features with ``strict``.
@@ -147,13 +151,14 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         raise TypeError(f"add_mjcf: label_prefix must be a str, got {type(label_prefix).__name__}")
     builder._check_body(parent_body, "add_mjcf: parent_body", allow_world=True)
     base = as_transform(xform, "add_mjcf: xform")
-    what, spec, m = compile_mjcf(source, assets=assets)
+    what, spec, mj_model = compile_mjcf(source, assets=assets)
     hullvert = [int(x.maxhullvert) for x in spec.meshes]
-    if len(hullvert) != m.nmesh:
-        hullvert = [-1] * m.nmesh
+    if len(hullvert) != mj_model.nmesh:
+        hullvert = [-1] * mj_model.nmesh
+    m, flag_iss = apply_option_flags(mj_model)
     drives, issues = map_actuators(m)
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
-    issues = model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
+    issues = flag_iss + model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
     issues += tendon_issues(m) + sensor_issues(m)
     issues += pair_issues(m, min_timeconst=_min_timeconst(m))
     issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
@@ -173,7 +178,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     if gravity is not None:
         builder.gravity = gravity
     result = imp.run()
-    result.update(unsupported=issues, approximated=notes, timestep=float(m.opt.timestep), mj_model=m)
+    result.update(unsupported=issues, approximated=notes, timestep=float(m.opt.timestep), mj_model=mj_model)
     if issues or notes:
         warnings.warn(f"add_mjcf({what}): {len(issues) + len(notes)} MJCF feature(s) not imported or approximated:"
                       "\n  - " + "\n  - ".join(issues + notes), UserWarning, stacklevel=3)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxart.io.mjcf.convert import solref_gains
+from jaxart.io.mjcf.flags import contacts_disabled
 from jaxart.io.mjcf.shapes import GEOM_TYPES, geom_config, tree_mass
 
 _RTOL = 1e-6
@@ -74,6 +75,8 @@ def _material_issues(m, p: int, *, min_timeconst: float) -> list[str]:
 def pair_issues(m, *, min_timeconst: float) -> list[str]:
     """Importer issues of the model's explicit pairs (see the module docstring); one entry per pair."""
     issues, seen = [], {}
+    if contacts_disabled(m):
+        return issues
     for p in range(m.npair):
         g1, g2 = int(m.pair_geom1[p]), int(m.pair_geom2[p])
         key = (min(g1, g2), max(g1, g2))
@@ -100,9 +103,12 @@ def add_contact_pairs(builder, m, shapes: dict[int, int]) -> list[tuple[int, int
         shapes: Shape index per imported MuJoCo geom id.
 
     Returns:
-        The ``(shape_a, shape_b)`` pairs added, in MuJoCo pair order (skipped pairs omitted).
+        The ``(shape_a, shape_b)`` pairs added, in MuJoCo pair order (skipped pairs omitted; none when the
+        ``contact`` or ``constraint`` flag is disabled).
     """
     added = []
+    if contacts_disabled(m):
+        return added
     for p in range(m.npair):
         g1, g2 = int(m.pair_geom1[p]), int(m.pair_geom2[p])
         if g1 not in shapes or g2 not in shapes:

@@ -28,13 +28,23 @@ collision / visual                 shapes: box, sphere, cylinder, capsule, mesh 
                                    unread, with ``hide_visuals``)
 =================================  ===================================================================
 
+Contact stiffness: collision shapes use ``builder.default_shape_cfg`` (Newton's ``ke`` = 2.5e3 N/m by
+default). A floating robot whose weight would sink it more than 1 cm into the ground with those
+stiffnesses gets a separate ``UserWarning`` naming ``default_shape_cfg.ke``
+(:mod:`jaxart.io.contact_hint`).
+
 Drives: like Newton, every revolute/prismatic/planar DOF gets ``actuator_mode`` POSITION (or
 POSITION_VELOCITY with ``force_position_velocity_actuation``) with the builder's default gains.
 
 Elements that cannot be represented (transmissions, Gazebo / ros2_control / MuJoCo extension
 blocks, joint calibration and safety controllers, unknown geometry, dropped mimics, limits on
-continuous/floating joints) are listed in ONE ``UserWarning`` at the end of the import
+continuous/floating joints, faulty visuals) are listed in ONE ``UserWarning`` at the end of the import
 (``strict=True``: ``ValueError`` before the builder is touched).
+
+Faults: a malformed ``<collision>`` (missing or non-positive size, missing or unreadable mesh, no single
+shape in ``<geometry>``) raises ``ValueError`` naming the link and element. The same fault in a
+``<visual>`` only leaves that visual out (reported); a stray ``<material>`` inside a visual's
+``<geometry>`` is ignored (reported) and the shape kept.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from jaxart.io.contact_hint import sinking_hint
 from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisions, text_source
 from jaxart.io.mesh_report import hull_notes
 from jaxart.io.urdf.geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
@@ -190,8 +201,7 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
                                 scale=float(scale), prefix=label_prefix, opts=opts, package_dirs=dirs)
     robot = imp.robot
-    imp.plan_geometry(urdf_dir, dirs)
-    issues = robot.issues + imp.joint_issues() + imp.plan_mimics()
+    issues = robot.issues + imp.plan_geometry(urdf_dir, dirs) + imp.joint_issues() + imp.plan_mimics()
     notes = imp.mesh_notes()
     if issues and strict:
         raise ValueError(f"add_urdf({what}): strict=True and the robot uses elements jaxart cannot represent: "
@@ -208,6 +218,9 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     if issues or notes:
         warnings.warn(f"add_urdf({what}): {len(issues) + len(notes)} URDF element(s) not imported or approximated:"
                       "\n  - " + "\n  - ".join(issues + notes), UserWarning, stacklevel=3)
+    hint = imp.contact_hint()
+    if hint:
+        warnings.warn(hint, UserWarning, stacklevel=3)
     return result
 
 
@@ -244,21 +257,53 @@ class _Importer:
             return [(g, True) for g in link.geoms if g.visual]
         return [(g, not g.visual) for g in link.geoms if not (g.visual and self.opts["hide_visuals"])]
 
-    def plan_geometry(self, urdf_dir: str | None, package_dirs: list[str]) -> None:
-        """Check primitive sizes and load every mesh before the builder is touched."""
+    def plan_geometry(self, urdf_dir: str | None, package_dirs: list[str]) -> list[str]:
+        """Check primitive sizes and load every mesh before the builder is touched.
+
+        A faulty visual (non-positive size, missing or unreadable mesh, malformed element) is left out and
+        reported; a faulty collision shape (or visual used as one) raises.
+
+        Returns:
+            The issues of the visuals left out or trimmed.
+
+        Raises:
+            ValueError: A collision shape's fault, naming the link and element.
+        """
         cache: dict[tuple, object] = {}
+        issues = self._visual_parse_faults()
         for link in self.robot.links.values():
-            for k, (g, _) in enumerate(self.geoms(link)):
+            for k, (g, collides) in enumerate(self.geoms(link)):
                 what = f"link {link.name!r} <{'visual' if g.visual else 'collision'}> {g.name or k!r}"
-                check_primitive(g, what)
-                if g.kind != "mesh":
-                    continue
-                path = resolve_uri(g.filename, urdf_dir=urdf_dir, package_dirs=package_dirs, what=what)
-                s = np.asarray(g.params["scale"]) * self.scale
-                key = (os.path.abspath(path), tuple(s.tolist()))
-                if key not in cache:
-                    cache[key] = load_mesh(path, s, what=what, maxhullvert=self.opts["maxhullvert"])
-                self.meshes[id(g)] = cache[key]
+                try:
+                    self._plan_geom(g, what, urdf_dir, package_dirs, cache)
+                except ValueError as e:
+                    if collides:
+                        raise
+                    issues.append(f"{e} (visual skipped)")
+                    link.geoms.remove(g)
+        return issues
+
+    def _visual_parse_faults(self) -> list[str]:
+        """Parse-time visual faults: raised when visuals are colliders, reported unless visuals are hidden."""
+        links = self.robot.links.values()
+        if self.opts["visuals_collide"]:
+            for err in (e for lk in links for e in lk.visual_errors):
+                raise ValueError(err)
+        if self.opts["hide_visuals"] and not self.opts["visuals_collide"]:
+            return []
+        return [f for lk in links for f in lk.visual_faults] + [f"{e} (visual skipped)" for lk in links
+                                                                for e in lk.visual_errors]
+
+    def _plan_geom(self, g, what: str, urdf_dir, package_dirs, cache: dict) -> None:
+        check_primitive(g, what)
+        if g.kind != "mesh":
+            return
+        path = resolve_uri(g.filename, urdf_dir=urdf_dir, package_dirs=package_dirs, what=what)
+        s = np.asarray(g.params["scale"]) * self.scale
+        key = (os.path.abspath(path), tuple(s.tolist()))
+        if key not in cache:
+            cache[key] = load_mesh(path, s, what=what, maxhullvert=self.opts["maxhullvert"])
+        self.meshes[id(g)] = cache[key]
 
     def mesh_notes(self) -> list[str]:
         """Report lines for non-convex collision meshes (computes their hulls, cached on the meshes)."""
@@ -383,6 +428,7 @@ class _Importer:
                            floating=floating, base_joint=base_joint, override=override,
                            label=self.pre(self._base_label(base_joint, floating)))
         self.out["joints"][self._base_label(base_joint, floating)] = j
+        self.base_joint = j
 
     def _dof(self, j: UrdfJoint, axis, *, linear: bool):
         d, s = self.b.default_joint_cfg, self.scale if linear else 1.0
@@ -414,6 +460,14 @@ class _Importer:
             idx = b.add_joint_d6(parent, child, linear_axes=[self._dof(j, u, linear=True),
                                                              self._dof(j, v, linear=True)], **kw)
         self.out["joints"][j.name] = idx
+
+    def contact_hint(self) -> str | None:
+        """:func:`~jaxart.io.contact_hint.sinking_hint` for a FREE-based robot (a fixed base cannot sink)."""
+        b = self.b
+        if int(b.joint_type[self.base_joint]) != int(JointType.FREE):
+            return None
+        mass = sum(float(b.body_mass[k]) for k in set(self.out["bodies"].values()))
+        return sinking_hint(b, [s for ss in self.out["shapes"].values() for s in ss], mass, importer="add_urdf")
 
     def filter_self_collisions(self) -> None:
         filter_self_collisions(self.b, [s for ss in self.out["shapes"].values() for s in ss])

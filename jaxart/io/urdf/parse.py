@@ -59,11 +59,23 @@ class UrdfInertial:
 
 @dataclass
 class UrdfLink:
-    """A ``<link>``."""
+    """A ``<link>``.
+
+    Attributes:
+        name: The link's name.
+        inertial: Its ``<inertial>``, if any.
+        geoms: Its ``<collision>`` and ``<visual>`` geometry, in file order.
+        visual_faults: Messages of elements ignored in ``<visual>`` elements (a stray ``<material>``, an
+            unsupported geometry type).
+        visual_errors: Messages of ``<visual>`` elements left out of ``geoms`` because they are malformed
+            (what a ``<collision>`` element would raise); see :func:`parse_robot`.
+    """
 
     name: str
     inertial: UrdfInertial | None = None
     geoms: list[UrdfGeometry] = field(default_factory=list)
+    visual_faults: list[str] = field(default_factory=list)
+    visual_errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -148,7 +160,11 @@ def _inertial(el: ET.Element, what: str) -> UrdfInertial:
 
 def _geometry(el: ET.Element, what: str, issues: list[str]) -> UrdfGeometry | None:
     g = el.find("geometry")
-    shapes = [] if g is None else list(g)
+    shapes = [] if g is None else [c for c in g if isinstance(c.tag, str)]
+    stray = [c for c in shapes if c.tag == "material"]
+    if el.tag == "visual" and stray and len(shapes) == len(stray) + 1:
+        issues.append(f"{what}: <material> inside <geometry> ignored")
+        shapes = [c for c in shapes if c.tag != "material"]
     if len(shapes) != 1:
         raise ValueError(f"{what} needs one <geometry> with exactly one shape child, got "
                          f"{[c.tag for c in shapes] if g is not None else 'no <geometry>'}")
@@ -189,8 +205,17 @@ def _link(el: ET.Element, issues: list[str]) -> UrdfLink:
         what = f"link {name!r} <{child.tag}>"
         if child.tag == "inertial":
             link.inertial = _inertial(child, what)
-        elif child.tag in ("collision", "visual"):
+        elif child.tag == "collision":
             geom = _geometry(child, what, issues)
+            if geom is not None:
+                link.geoms.append(geom)
+        elif child.tag == "visual":
+            what = f"{what[:-1]} {child.get('name')!r}>" if child.get("name") else what
+            try:
+                geom = _geometry(child, what, link.visual_faults)
+            except ValueError as e:
+                link.visual_errors.append(str(e))
+                continue
             if geom is not None:
                 link.geoms.append(geom)
         else:
@@ -243,6 +268,10 @@ def _joint(el: ET.Element, issues: list[str]) -> UrdfJoint:
 
 def parse_robot(root: ET.Element) -> UrdfRobot:
     """Read a ``<robot>`` element.
+
+    A fault in a ``<visual>`` element does not raise: malformed geometry is recorded in the link's
+    ``visual_errors`` and the visual left out; a stray ``<material>`` inside ``<geometry>`` next to one
+    shape, or an unsupported geometry type, in its ``visual_faults``. ``<collision>`` faults raise.
 
     Raises:
         ValueError: Not a ``<robot>``, duplicate or missing names, unknown joint types, bad numbers.
