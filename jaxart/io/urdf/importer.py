@@ -309,7 +309,7 @@ class _Importer:
         """Report lines for non-convex collision meshes (computes their hulls, cached on the meshes)."""
         out = []
         for link in self.robot.links.values():
-            for k, (g, collides) in enumerate(self._geoms(link)):
+            for k, (g, collides) in enumerate(self.geoms(link)):
                 if collides and g.kind == "mesh":
                     out += hull_notes(f"link {link.name!r} <collision> {g.name or k!r} ({g.filename})",
                                       self.meshes[id(g)])
