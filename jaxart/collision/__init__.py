@@ -11,9 +11,12 @@ plane–cylinder (4), plane–box (4), plane–mesh (≤16); sphere–sphere (1)
 sphere–cylinder (1), sphere–box (1), sphere–mesh (1); capsule–capsule (2), capsule–cylinder (3),
 capsule–box (3), capsule–mesh (3); box–box (8, SAT + clipping); box–mesh, mesh–mesh,
 cylinder–box, cylinder–cylinder, cylinder–mesh (8, feature-based: vertices and oriented rim
-points tested exactly, edge–edge crossings missed). Meshes are treated as convex. Any other
-combination (ellipsoid or cone against anything but a plane, cone–plane, height fields) raises
-``NotImplementedError`` naming the shapes; plane–plane never collides.
+points tested exactly, edge–edge crossings missed); ellipsoid–{sphere, capsule, ellipsoid, cylinder,
+box, mesh} (1) and height field–{sphere, capsule, ellipsoid, cylinder, box, mesh} (8, MuJoCo's
+prisms) through the generic convex solver (:mod:`~jaxart.collision.epa` on the support functions of
+:mod:`~jaxart.collision.support`). Meshes are treated as convex. Any other combination (cones)
+raises ``NotImplementedError`` naming the shapes; plane–plane, plane–height field and height
+field–height field never collide (MuJoCo does not collide them either).
 """
 
 from jaxart.collision.collide import NARROW_PHASE, collide, default_capacity, shape_world_transforms

@@ -244,7 +244,18 @@ def _best_direction(a: Convex, b: Convex, iters: int):
                              -b.face_normals()])
     vals = jax.vmap(lambda v: _g(a, b, v))(cands)
     best = cands[jnp.argmin(vals)]
-    axes = jnp.concatenate([a.kink_axes(), b.kink_axes()])
+    axes = [a.kink_axes(), b.kink_axes()]
+    extra = []
+    for shape, sign in ((a, 1.0), (b, -1.0)):
+        if shape.features is not None:  # faces / edges of vertex sets, found near the current best
+            n, e = shape.features(sign * best)
+            extra.append(sign * n[None])
+            axes.append(e[None])
+    if extra:
+        cands = jnp.concatenate([best[None], *extra])
+        vals = jax.vmap(lambda v: _g(a, b, v))(cands)
+        best = cands[jnp.argmin(vals)]
+    axes = jnp.concatenate(axes)
     if axes.shape[0]:
         arcs = jax.vmap(lambda e: _newton(a, b, best, e, POLISH_ITERATIONS))(axes)
         cands = jnp.concatenate([best[None], arcs])

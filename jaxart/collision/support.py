@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import jax.numpy as jnp
+from jax import lax
 
 from jaxart.collision.geometry import frame
 from jaxart.math.safe import safe_norm
@@ -33,6 +34,9 @@ class Convex(NamedTuple):
         normals: ``(k, 3)`` world outward face normals (flat faces: candidate contact normals).
         kinks: ``(m, 3)`` world unit vectors ``e``: the support jumps across the great circle
             ``u · e = 0`` (edges along ``e``, a capsule's or cylinder's side).
+        features: Optional ``direction -> (face normal (3,), edge direction (3,))`` of the plane
+            through the three most extreme vertices and the line through the two most extreme
+            (vertex sets with unknown faces; candidate normals near a face or edge contact).
     """
 
     support: Callable
@@ -41,6 +45,7 @@ class Convex(NamedTuple):
     smooth: bool = False
     normals: jnp.ndarray | None = None
     kinks: jnp.ndarray | None = None
+    features: Callable | None = None
 
     def face_normals(self) -> jnp.ndarray:
         """``normals`` or an empty ``(0, 3)`` array."""
@@ -122,10 +127,19 @@ def vertex_set(x: jnp.ndarray, verts: jnp.ndarray, vmask: jnp.ndarray, normals=N
     def sup(d):
         return verts[jnp.argmax(jnp.where(vmask, verts @ d, -big))]
 
+    def features(d):
+        local = rot.T @ d
+        _, idx = lax.top_k(jnp.where(vmask, verts @ local, -big), 3)
+        p = verts[idx]
+        n = jnp.cross(p[1] - p[0], p[2] - p[0])
+        n = n * jnp.where(jnp.dot(n, local) >= 0.0, 1.0, -1.0)
+        return rot @ _unit(n, local), rot @ _unit(p[1] - p[0], local)
+
     c, rot = frame(x)
     nw = None if normals is None else normals @ rot.T
     kw = None if kinks is None else kinks @ rot.T
-    return Convex(lambda d: c + rot @ sup(rot.T @ d), c + rot @ centre_local, radius, False, nw, kw)
+    return Convex(lambda d: c + rot @ sup(rot.T @ d), c + rot @ centre_local, radius, False, nw, kw,
+                  None if verts.shape[0] < 3 else features)
 
 
 def mesh(x: jnp.ndarray, scale: jnp.ndarray, verts: jnp.ndarray, vmask: jnp.ndarray) -> Convex:
