@@ -237,30 +237,45 @@ def _g(a: Convex, b: Convex, u):
     return jnp.dot(u, a.support(u) - b.support(-u))
 
 
-def _best_direction(a: Convex, b: Convex, iters: int):
-    """EPA, Newton polish, face normals and kink arcs: the candidate direction of smallest ``g``."""
-    u, wa, wb = _search(a, b, iters)
-    cands = jnp.concatenate([u[None], _newton(a, b, u, None, POLISH_ITERATIONS)[None], a.face_normals(),
-                             -b.face_normals()])
+def _argmin_direction(a: Convex, b: Convex, cands):
     vals = jax.vmap(lambda v: _g(a, b, v))(cands)
-    best = cands[jnp.argmin(vals)]
-    axes = [a.kink_axes(), b.kink_axes()]
-    extra = []
-    for shape, sign in ((a, 1.0), (b, -1.0)):
+    return cands[jnp.argmin(vals)]
+
+
+def _edge_crosses(ka, kb, fallback):
+    """Unit ``±(e_a × e_b)`` ``(2 m n, 3)`` of every edge-direction pair (degenerate pairs: ``fallback``)."""
+    c = jnp.cross(ka[:, None, :], kb[None, :, :]).reshape(-1, 3)
+    ln = jnp.sqrt(jnp.sum(c * c, axis=-1, keepdims=True))
+    c = jnp.where(ln > 1e-9, c / jnp.where(ln > 1e-9, ln, 1.0), fallback)
+    return jnp.concatenate([c, -c])
+
+
+def _best_direction(a: Convex, b: Convex, iters: int):
+    """The candidate direction of smallest ``g``.
+
+    Candidates: EPA's normal and its Newton refinement; the face normals of both shapes (and, for
+    vertex sets, the face spanned by the extreme vertices); the cross products of every pair of edge
+    directions (with the face normals this is the separating-axis set, exact for two polytopes); then
+    Newton searches along the great circle of every edge direction from the best so far (an edge
+    against a curved surface).
+    """
+    u, wa, wb = _search(a, b, iters)
+    best = _argmin_direction(a, b, jnp.concatenate([u[None], _newton(a, b, u, None, POLISH_ITERATIONS)[None],
+                                                     a.face_normals(), -b.face_normals()]))
+    ka, kb, extra = [a.kink_axes()], [b.kink_axes()], [best[None]]
+    for shape, sign, k in ((a, 1.0, ka), (b, -1.0, kb)):
         if shape.features is not None:  # faces / edges of vertex sets, found near the current best
             n, e = shape.features(sign * best)
             extra.append(sign * n[None])
-            axes.append(e[None])
-    if extra:
-        cands = jnp.concatenate([best[None], *extra])
-        vals = jax.vmap(lambda v: _g(a, b, v))(cands)
-        best = cands[jnp.argmin(vals)]
-    axes = jnp.concatenate(axes)
+            k.append(e[None])
+    ka, kb = jnp.concatenate(ka), jnp.concatenate(kb)
+    if ka.shape[0] and kb.shape[0]:
+        extra.append(_edge_crosses(ka, kb, best))
+    best = _argmin_direction(a, b, jnp.concatenate(extra))
+    axes = jnp.concatenate([ka, kb])
     if axes.shape[0]:
         arcs = jax.vmap(lambda e: _newton(a, b, best, e, POLISH_ITERATIONS))(axes)
-        cands = jnp.concatenate([best[None], arcs])
-        vals = jax.vmap(lambda v: _g(a, b, v))(cands)
-        best = cands[jnp.argmin(vals)]
+        best = _argmin_direction(a, b, jnp.concatenate([best[None], arcs]))
     return best, wa, wb
 
 
