@@ -21,7 +21,9 @@ fixed fallback direction is used and the normal's gradient there is zero; distan
 gradients stay finite everywhere. Capsule–box/cylinder/mesh search the deepest point of the
 capsule's core segment with a fixed-iteration golden-section search whose parameter is under
 ``stop_gradient``; the distance's gradient is still exact (envelope theorem: at the minimiser the
-distance is stationary in the parameter).
+distance is stationary in the parameter). Ellipsoid and height-field pairs use the generic convex
+solver (:mod:`jaxart.collision.epa`): its search carries no gradient, the distance is recomputed
+from witness points held in each shape's frame (first-order exact) and the normal is held.
 """
 
 from __future__ import annotations
