@@ -14,11 +14,14 @@ over face normals and Gauss-map-pruned edge pairs + clipping: face–face, face�
 contacts, :mod:`~jaxart.collision.narrow_hull`); cylinder–box, cylinder–cylinder, cylinder–mesh
 (8, feature-based: oriented rim points, vertices and the deepest point of every box / hull edge
 tested exactly; a rim arc crossing an edge between rim samples and barrel–barrel crossings are
-missed). Meshes (MESH and CONVEX_MESH) collide through their convex hull, computed once per mesh
-and capped at ``Mesh.maxhullvert`` vertices (:mod:`jaxart.sim.mesh_hull`): a non-convex mesh is
-approximated by its hull. Any other combination (ellipsoid or cone against anything but a plane,
-cone–plane, height fields) raises ``NotImplementedError`` naming the shapes; plane–plane never
-collides.
+missed); ellipsoid–{sphere, capsule, ellipsoid, cylinder, box, mesh} (1) and height
+field–{sphere, capsule, ellipsoid, cylinder, box, mesh} (8, MuJoCo's prisms) through the generic
+convex solver (:mod:`~jaxart.collision.epa` on the support functions of
+:mod:`~jaxart.collision.support`). Meshes (MESH and CONVEX_MESH) collide through their convex hull,
+computed once per mesh and capped at ``Mesh.maxhullvert`` vertices (:mod:`jaxart.sim.mesh_hull`): a
+non-convex mesh is approximated by its hull. Any other combination (cones) raises
+``NotImplementedError`` naming the shapes; plane–plane, plane–height field and height field–height
+field never collide (MuJoCo does not collide them either).
 
 Broad phase (:mod:`jaxart.collision.broad`): groups of many candidate pairs run the narrow phase only
 on their ``pair_capacity`` closest pairs per step (bounding volumes of :mod:`jaxart.collision.bounds`);

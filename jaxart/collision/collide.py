@@ -27,17 +27,30 @@ fixed fallback direction is used and the normal's gradient there is zero; distan
 gradients stay finite everywhere. Capsule–box/cylinder/mesh search the deepest point of the
 capsule's core segment with a fixed-iteration golden-section search whose parameter is under
 ``stop_gradient``; the distance's gradient is still exact (envelope theorem: at the minimiser the
-distance is stationary in the parameter).
+distance is stationary in the parameter). Ellipsoid and height-field pairs use the generic convex
+solver (:mod:`jaxart.collision.epa`): its search carries no gradient, the distance is recomputed
+from witness points held in each shape's frame (first-order exact) and the normal is held.
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxart.collision import broad, narrow_box, narrow_convex, narrow_cylinder, narrow_mesh, narrow_plane
+from jaxart.collision import (
+    broad,
+    narrow_box,
+    narrow_convex,
+    narrow_convex_generic,
+    narrow_cylinder,
+    narrow_hfield,
+    narrow_mesh,
+    narrow_plane,
+)
 from jaxart.collision.bounds import shape_bounding_radius
 from jaxart.collision.broad import pair_capacities
 from jaxart.collision.contacts import Contacts
@@ -47,6 +60,7 @@ from jaxart.collision.stats import CollideStats, report_overflow
 from jaxart.math.static_index import take_rows
 from jaxart.math.transform import transform_mul
 from jaxart.sim.enums import GeoType
+from jaxart.sim.heightfield import DEFAULT_HFIELD_BASE, Heightfield
 
 G = GeoType
 
@@ -80,10 +94,25 @@ NARROW_PHASE = {
     (G.MESH, G.MESH): narrow_mesh.mesh_mesh,
     (G.MESH, G.CONVEX_MESH): narrow_mesh.mesh_mesh,
     (G.CONVEX_MESH, G.CONVEX_MESH): narrow_mesh.mesh_mesh,
+    (G.SPHERE, G.ELLIPSOID): narrow_convex_generic.sphere_ellipsoid,
+    (G.CAPSULE, G.ELLIPSOID): narrow_convex_generic.capsule_ellipsoid,
+    (G.ELLIPSOID, G.ELLIPSOID): narrow_convex_generic.ellipsoid_ellipsoid,
+    (G.ELLIPSOID, G.CYLINDER): narrow_convex_generic.ellipsoid_cylinder,
+    (G.ELLIPSOID, G.BOX): narrow_convex_generic.ellipsoid_box,
+    (G.ELLIPSOID, G.MESH): narrow_convex_generic.ellipsoid_mesh,
+    (G.ELLIPSOID, G.CONVEX_MESH): narrow_convex_generic.ellipsoid_mesh,
+    (G.HFIELD, G.SPHERE): narrow_hfield.hfield_sphere,
+    (G.HFIELD, G.CAPSULE): narrow_hfield.hfield_capsule,
+    (G.HFIELD, G.ELLIPSOID): narrow_hfield.hfield_ellipsoid,
+    (G.HFIELD, G.CYLINDER): narrow_hfield.hfield_cylinder,
+    (G.HFIELD, G.BOX): narrow_hfield.hfield_box,
+    (G.HFIELD, G.MESH): narrow_hfield.hfield_mesh,
+    (G.HFIELD, G.CONVEX_MESH): narrow_hfield.hfield_mesh,
 }
 
-#: Pairs that never produce contacts by design (two planes: both are usually static).
-NEVER_COLLIDE = {(G.PLANE, G.PLANE)}
+#: Pairs that never produce contacts by design (two planes: both are usually static; MuJoCo does not
+#: collide planes with height fields either).
+NEVER_COLLIDE = {(G.PLANE, G.PLANE), (G.PLANE, G.HFIELD), (G.HFIELD, G.HFIELD)}
 
 _MESH_TYPES = (G.MESH, G.CONVEX_MESH)
 
@@ -107,18 +136,55 @@ def _check_supported(model, groups: tuple[PairGroup, ...]) -> None:
         raise NotImplementedError(
             "collide: no narrow phase for shape pairs " + "; ".join(parts)
             + ". Exclude them with collision groups, ShapeConfig(has_shape_collision=False) or "
-            "add_shape_collision_filter_pair." + _hfield_hint(labels, missing)
+            "add_shape_collision_filter_pair."
         )
 
 
-def _hfield_hint(labels, missing) -> str:
-    """Extra advice naming the heightfield shapes among unsupported pairs (none: empty)."""
-    names = sorted({labels[int(s)] for g in missing for t, shapes in ((g.type_a, g.shape_a), (g.type_b, g.shape_b))
-                    if t == G.HFIELD for s in shapes})
-    if not names:
-        return ""
-    return (f" Heightfield shapes {names} have no contacts in jaxart's collision pipeline; simulate them with "
-            "SolverMuJoCo (MuJoCo's heightfield contacts).")
+def _hfield_inputs(model, g: PairGroup, dtype):
+    """Static height-field data of a HFIELD group: ``(heights (P, R, C), info (P, 5))`` and the cell window.
+
+    The window (rows, cols of cells, the same for the group) covers the other shape's bounding
+    sphere plus its margin and gap on the finest grid; it needs concrete shape parameters (a model
+    traced as a ``jit`` argument falls back to the whole grid).
+    """
+    srcs = []
+    for s in g.shape_a:
+        src = model.meshes[int(s)] if int(s) < len(model.meshes) else None
+        if not isinstance(src, Heightfield):
+            raise ValueError(f"collide: heightfield shape {model.topology.shape_label[int(s)]!r} has no Heightfield")
+        srcs.append(src)
+    nr, nc = max(h.nrow for h in srcs), max(h.ncol for h in srcs)
+    heights = np.zeros((len(srcs), nr, nc))
+    info = np.zeros((len(srcs), 5))
+    for i, h in enumerate(srcs):
+        heights[i, : h.nrow, : h.ncol] = h.heights
+        base = DEFAULT_HFIELD_BASE if h.base is None else h.base
+        info[i] = (h.hx, h.hy, h.nrow, h.ncol, h.min_z - base)
+    try:
+        scale = np.asarray(model.shape_scale, np.float64)
+        extra = np.asarray(model.shape_margin, np.float64) + np.asarray(model.shape_gap, np.float64)
+    except jax.errors.TracerArrayConversionError:
+        return (jnp.asarray(heights, dtype), jnp.asarray(info, dtype)), (nr - 1, nc - 1)
+    reach = np.array([bounding_radius(model, int(b), scale[int(b)]) + extra[int(b)] + extra[int(a)]
+                      for a, b in zip(g.shape_a, g.shape_b, strict=True)])
+    cell_x = min(2.0 * h.hx * scale[int(s), 0] / (h.ncol - 1) for h, s in zip(srcs, g.shape_a, strict=True))
+    cell_y = min(2.0 * h.hy * scale[int(s), 1] / (h.nrow - 1) for h, s in zip(srcs, g.shape_a, strict=True))
+    wr = min(nr - 1, int(np.ceil(2.0 * reach.max() / cell_y)) + 2)
+    wc = min(nc - 1, int(np.ceil(2.0 * reach.max() / cell_x)) + 2)
+    return (jnp.asarray(heights, dtype), jnp.asarray(info, dtype)), (wr, wc)
+
+
+def bounding_radius(model, shape: int, scale: np.ndarray) -> float:
+    """Bounding-sphere radius [m] of a convex shape about its origin (host numpy; meshes from their vertices)."""
+    t = int(model.topology.shape_type[shape])
+    if t == G.SPHERE:
+        return float(scale[0])
+    if t in (G.CAPSULE, G.CYLINDER):
+        return float(scale[0] + scale[1]) if t == G.CAPSULE else float(np.hypot(scale[0], scale[1]))
+    if t in (G.BOX, G.ELLIPSOID):
+        return float(np.linalg.norm(scale)) if t == G.BOX else float(np.max(scale))
+    mesh = model.meshes[shape]
+    return float(np.max(np.linalg.norm(np.asarray(mesh.vertices, np.float64) * scale, axis=-1)))
 
 
 def _mesh_arrays(model, shapes: np.ndarray, dtype):
@@ -161,6 +227,10 @@ def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[i
         for t, shapes in ((g.type_a, g.shape_a), (g.type_b, g.shape_b)):
             if t in _MESH_TYPES:
                 args.extend(_mesh_arrays(model, shapes, xw.dtype))
+            elif t == G.HFIELD:
+                hf_arrays, window = _hfield_inputs(model, g, xw.dtype)
+                args.extend(hf_arrays)
+                fn = functools.partial(fn, window=window)
         if sel is not None:
             args = broad.take_selected(args, sel)
         with jax.named_scope(f"narrow_{G(g.type_a).name.lower()}_{G(g.type_b).name.lower()}"):
@@ -236,7 +306,7 @@ def collide(model, state, *, capacity: int | None = None, gap: float | None = No
         rows cut: the rows' bodies then change from step to step).
 
     Raises:
-        NotImplementedError: A candidate pair has no narrow-phase function (e.g. ellipsoid–box).
+        NotImplementedError: A candidate pair has no narrow-phase function (e.g. cone–box).
         ValueError: ``capacity`` or a pair capacity is negative.
         TypeError: ``pair_capacity`` has the wrong type.
     """

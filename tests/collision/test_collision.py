@@ -197,9 +197,9 @@ def test_unsupported_pair_raises():
     a = b.add_body()
     b.add_shape_ellipsoid(a, rx=0.1, ry=0.2, rz=0.3)
     c = b.add_body(xform=((1, 0, 0), (0, 0, 0, 1)))
-    b.add_shape_box(c, hx=0.1, hy=0.1, hz=0.1, label="crate")
+    b.add_shape(body=c, type=jaxart.GeoType.CONE, scale=(0.1, 0.2, 0.0), label="crate")
     model = b.finalize(dtype=jnp.float64)
-    with pytest.raises(NotImplementedError, match="ELLIPSOID-BOX.*crate"):
+    with pytest.raises(NotImplementedError, match="ELLIPSOID-CONE.*crate"):
         collide(model, model.state())
 
 

@@ -223,17 +223,17 @@ def test_save_to_mjcf_then_add_mjcf_round_trip(tmp_path):
 
 
 # ------------------------------------------------------------------ jaxart collision pipeline
-def test_collide_raises_naming_heightfield_and_suggesting_mujoco():
+def test_collide_heightfield_pairs_have_contact_slots():
+    """Height-field pairs are collided (tests/collision/test_hfield_pairs.py compares them with MuJoCo)."""
     b = jaxart.ModelBuilder()
     b.add_shape_heightfield(heightfield=Heightfield(RAW), label="terrain")
     ball = b.add_body(xform=((0, 0, 1), (0, 0, 0, 1)), mass=1.0, inertia=np.eye(3) * 0.01, label="ball")
     b.add_shape_sphere(ball, radius=0.1, label="ball_geom")
     model = b.finalize(dtype=jnp.float64)
     state = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
-    with pytest.raises(NotImplementedError, match=r"HFIELD-SPHERE.*'terrain'.*SolverMuJoCo"):
-        model.collide(state)
-    with pytest.raises(NotImplementedError, match="'terrain'"):
-        jaxart.collision.default_capacity(model)
+    assert jaxart.collision.default_capacity(model) == jaxart.collision.features.MAX_POINTS
+    c = jax.eval_shape(model.collide, state)  # traced, not compiled
+    assert c.capacity == jaxart.collision.features.MAX_POINTS
 
 
 def test_heightfield_without_collidable_partner_does_not_raise():

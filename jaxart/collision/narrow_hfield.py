@@ -1,0 +1,139 @@
+"""Narrow phase: height field (shape A) against sphere, capsule, ellipsoid, cylinder, box and mesh (B).
+
+MuJoCo's construction (``mjc_ConvexHField``): every grid cell under the other shape is split into
+two triangles along the diagonal from grid vertex ``(row r, col c)`` to ``(r + 1, c + 1)``:
+``{(r+1, c), (r, c), (r+1, c+1)}`` and ``{(r, c), (r+1, c+1), (r, c+1)}``. Each triangle, extruded
+down to the base plane, is a convex prism; each prism is collided with the shape by the generic
+convex solver (:mod:`jaxart.collision.epa`), one contact per prism, and the
+:data:`~jaxart.collision.features.MAX_POINTS` deepest distinct contacts are kept.
+
+Geometry in the height-field shape frame (jaxart's :class:`~jaxart.sim.heightfield.Heightfield`,
+shape scale ``(sx, sy, sz)``): grid vertex ``(r, c)`` at ``x = (2c/(ncol-1) - 1) hx sx``,
+``y = (2r/(nrow-1) - 1) hy sy``, top ``z = sz · heights[r, c]``; the prisms' base lies at
+``z = sz (min_z - base)`` (MuJoCo's ``-size[3]`` below its shifted origin).
+
+Static program: a fixed window of ``(wr, wc)`` cells (from the other shape's bounding radius and
+the grid spacing, computed on the host) is placed around the shape's position with
+``lax.dynamic_slice`` and clamped to the grid; cells beyond a smaller grid are invalid. MuJoCo
+applies the detection margin by raising the prism tops; here prisms are exact and ``collide``
+applies margin and gap as for every pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxart.collision import support
+from jaxart.collision.epa import signed_distance
+from jaxart.collision.features import merge_deepest
+from jaxart.collision.geometry import NarrowResult, frame
+from jaxart.collision.narrow_convex_generic import mesh_support
+
+#: Grid-table columns of ``info`` (per pair): half extents, grid size, base elevation (unscaled).
+INFO_FIELDS = ("hx", "hy", "nrow", "ncol", "z_base")
+
+
+def _window_origin(xa, sa, xb, info, window):
+    """Grid indices ``(r0, c0)`` of the window's first cell around B's position."""
+    c, rot = frame(xa)
+    local = rot.T @ (xb[:3] - c)
+    hx, hy, nrow, ncol = info[0] * sa[0], info[1] * sa[1], info[2], info[3]
+    fc = (local[0] + hx) / (2.0 * hx) * (ncol - 1.0)
+    fr = (local[1] + hy) / (2.0 * hy) * (nrow - 1.0)
+    c0 = jnp.clip(jnp.floor(fc - 0.5 * window[1]), 0.0, jnp.maximum(ncol - 1.0 - window[1], 0.0))
+    r0 = jnp.clip(jnp.floor(fr - 0.5 * window[0]), 0.0, jnp.maximum(nrow - 1.0 - window[0], 0.0))
+    return lax.stop_gradient(r0).astype(jnp.int32), lax.stop_gradient(c0).astype(jnp.int32)
+
+
+def _prism_tables(tri: jnp.ndarray, z_base):
+    """Vertices ``(6, 3)``, face normals ``(5, 3)`` and edge directions ``(7, 3)`` of one prism (local frame)."""
+    dt = tri.dtype
+    base = tri.at[:, 2].set(z_base)
+    n_top = jnp.cross(tri[1] - tri[0], tri[2] - tri[0])
+    n_top = n_top * jnp.where(n_top[2] >= 0.0, 1.0, -1.0)
+    ez = jnp.array([0.0, 0.0, 1.0], dt)
+    edges = jnp.stack([tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]])
+    flat = edges.at[:, 2].set(0.0)
+    side = jnp.cross(flat, ez)
+    centre = jnp.mean(tri, axis=0)
+    side = side * jnp.where(jnp.sum(side * (tri - centre), axis=-1, keepdims=True) >= 0.0, 1.0, -1.0)
+    normals = jnp.concatenate([n_top[None], -ez[None], side])
+    kinks = jnp.concatenate([edges, ez[None], flat])
+    unit = lambda v: v / jnp.sqrt(jnp.sum(v * v, axis=-1, keepdims=True))  # noqa: E731
+    return jnp.concatenate([tri, base]), unit(normals), unit(kinks)
+
+
+def _cell_prisms(heights, sa, info, r0, c0, window):
+    """Top triangles ``(2 wr wc, 3, 3)`` (local, scaled) of the window's prisms and their validity."""
+    wr, wc = window
+    sub = lax.dynamic_slice(heights, (r0, c0), (wr + 1, wc + 1)) * sa[2]
+    hx, hy, nrow, ncol = info[0] * sa[0], info[1] * sa[1], info[2], info[3]
+    rows = (r0 + jnp.arange(wr + 1)).astype(heights.dtype)
+    cols = (c0 + jnp.arange(wc + 1)).astype(heights.dtype)
+    ys = 2.0 * rows / (nrow - 1.0) * hy - hy
+    xs = 2.0 * cols / (ncol - 1.0) * hx - hx
+    pts = jnp.stack([jnp.broadcast_to(xs[None, :], sub.shape), jnp.broadcast_to(ys[:, None], sub.shape), sub], -1)
+    p00, p10, p01, p11 = pts[:-1, :-1], pts[1:, :-1], pts[:-1, 1:], pts[1:, 1:]  # p{dr}{dc}
+    t1 = jnp.stack([p10, p00, p11], axis=2).reshape(-1, 3, 3)
+    t2 = jnp.stack([p00, p11, p01], axis=2).reshape(-1, 3, 3)
+    ok = ((rows[:-1, None] < nrow - 1.0) & (cols[None, :-1] < ncol - 1.0)).reshape(-1)
+    return jnp.concatenate([t1, t2]), jnp.concatenate([ok, ok])
+
+
+def hfield_vs(xa, sa, xb, sb, heights, info, make_b: Callable, window: tuple[int, int]) -> NarrowResult:
+    """Height field ``(xa, sa)`` against the convex shape ``make_b(xb, sb)``; ``MAX_POINTS`` slots.
+
+    Args:
+        xa, sa: Height-field pose ``(7,)`` and scale ``(3,)``.
+        xb, sb: Pose and shape parameters of B.
+        heights: ``(R, C)`` grid elevations [m] in the shape frame, unscaled (padded to the group's largest grid).
+        info: ``(5,)`` ``INFO_FIELDS``: ``hx, hy`` [m], ``nrow, ncol`` (as floats), base elevation [m] (unscaled).
+        make_b: ``(pose, params) -> Convex`` of B.
+        window: Static ``(rows, cols)`` of cells tested around B.
+    """
+    r0, c0 = _window_origin(xa, sa, xb, info, window)
+    tris, ok = _cell_prisms(heights, sa, info, r0, c0, window)
+    z_base = info[4] * sa[2]
+
+    def one(tri):
+        verts, normals, kinks = _prism_tables(tri, z_base)
+        make_a = lambda x, s: support.vertex_set(x, verts, jnp.ones(6, bool), normals, kinks)  # noqa: E731
+        return signed_distance(make_a, xa, sa, make_b, xb, sb)
+
+    c = jax.vmap(one)(tris)
+    res = NarrowResult(c.dist, c.point, c.normal, ok)
+    return merge_deepest(res, info[0] * sa[0] + info[1] * sa[1])
+
+
+def hfield_sphere(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
+    """Height field – sphere."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, support.sphere, window)
+
+
+def hfield_capsule(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
+    """Height field – capsule."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, support.capsule, window)
+
+
+def hfield_ellipsoid(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
+    """Height field – ellipsoid."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, support.ellipsoid, window)
+
+
+def hfield_cylinder(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
+    """Height field – cylinder."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, support.cylinder, window)
+
+
+def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
+    """Height field – box."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, support.box, window)
+
+
+def hfield_mesh(xa, sa, xb, sb, heights, info, verts, vmask, *rest, window) -> NarrowResult:
+    """Height field – mesh (the hull of its vertices ``verts (V, 3)`` / ``vmask (V,)``; ``rest`` unused)."""
+    return hfield_vs(xa, sa, xb, sb, heights, info, mesh_support(verts, vmask), window)
