@@ -41,8 +41,6 @@ def model_issues(m) -> list[str]:
         out.append(f"{m.nplugin} plugin instance(s)")
     for b in range(1, m.nbody):
         name = m.body(b).name or f"body_{b}"
-        if m.body_gravcomp[b] != 0.0:
-            out.append(f"body {name!r}: gravcomp {float(m.body_gravcomp[b])}")
         if m.body_mocapid[b] >= 0:
             out.append(f"mocap body {name!r}: imported as a kinematic body welded by a FIXED joint")
     opt = m.opt
