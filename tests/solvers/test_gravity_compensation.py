@@ -101,11 +101,15 @@ def test_partial_compensation_matches_mujoco_accelerations():
     qd = np.array([0.4, -0.3, 0.8])
     qacc = _mj_qacc(xml, Q0, qd)
     state = jaxart.eval_fk(model, jnp.asarray(Q0), jnp.asarray(qd), model.state())
-    dense = jaxart.eval_forward_dynamics(model, state)
-    aba = jax.vmap(jaxart.eval_forward_dynamics, in_axes=(None, 0))(model, jax.tree.map(lambda x: x[None], state))[0]
+
+    @jax.jit
+    def evaluate(s, a):  # dense CRBA (single world), ABA (batch-minor under vmap), RNEA
+        aba = jax.vmap(jaxart.eval_forward_dynamics, in_axes=(None, 0))(model, jax.tree.map(lambda x: x[None], s))
+        return jaxart.eval_forward_dynamics(model, s), aba[0], jaxart.eval_inverse_dynamics_force(model, s, a)
+
+    dense, aba, tau = evaluate(state, jnp.asarray(qacc))
     np.testing.assert_allclose(np.asarray(dense), qacc, atol=1e-8)
     np.testing.assert_allclose(np.asarray(aba), qacc, atol=1e-8)
-    tau = jaxart.eval_inverse_dynamics_force(model, state, jnp.asarray(qacc))
     np.testing.assert_allclose(np.asarray(tau), 0.0, atol=1e-8)
     # the compensation changes the answer (the test can fail)
     assert np.max(np.abs(qacc - _mj_qacc(ARM.format(g1=0, g2=0, g3=0, compiler=""), Q0, qd))) > 1.0
