@@ -69,6 +69,12 @@ def test_import_keeps_gravcomp_without_report():
     np.testing.assert_array_equal(gc[[r["bodies"][n] for n in ("upper", "fore", "hand")]], [0.5, 2.0, 0.0])
 
 
+def test_actuatorgravcomp_is_reported():
+    xml = ARM.format(g1=1, g2=1, g3=1, compiler="").replace('name="elbow"', 'name="elbow" actuatorgravcomp="true"')
+    with pytest.warns(UserWarning, match="actuatorgravcomp on 1 joint.*'elbow'"):
+        jaxart.ModelBuilder().add_mjcf(xml)
+
+
 def test_builder_gravcomp_default_and_validation():
     b = jaxart.ModelBuilder()
     b.add_link(mass=1.0, gravcomp=0.25)
