@@ -84,21 +84,22 @@ def test_builder_gravcomp_default_and_validation():
         b.add_link(mass=1.0, gravcomp="x")
 
 
-# SolverSemiImplicit's explicit joint attachment springs need a small step on this light hand
-@pytest.mark.parametrize(("solver_cls", "dt"), [(SolverFeatherstone, 2e-3), (SolverXPBD, 2e-3),
-                                                (SolverSemiImplicit, 1e-4)])
-def test_compensated_arm_held_still_and_free_bodies_fall_at_reduced_gravity(solver_cls, dt):
-    """An arm with gravcomp 1 on every body stays put for 100 steps; two free bodies with gravcomp 0.5 and 2
-    (closed form) reach the velocity ``(1 − gravcomp) g · 100 dt``."""
-    model, r, *_ = _import(free=(0.5, 2.0))
+# SolverSemiImplicit's explicit joint attachment springs need a small step on this light hand; XPBD compiles
+# ~30 % longer with the free bodies, and the held arm already checks its integrator's compensation
+@pytest.mark.parametrize(("solver_cls", "dt", "free"), [(SolverFeatherstone, 2e-3, (0.5, 2.0)), (SolverXPBD, 2e-3, ()),
+                                                        (SolverSemiImplicit, 1e-4, (0.5, 2.0))])
+def test_compensated_arm_held_still_and_free_bodies_fall_at_reduced_gravity(solver_cls, dt, free):
+    """An arm with gravcomp 1 on every body stays put for 100 steps; free bodies with gravcomp ``free``
+    reach the velocity ``(1 − gravcomp) g · 100 dt`` (closed form)."""
+    model, r, *_ = _import(free=free)
     state = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
     solver = solver_cls(model)
     out = jax.jit(lambda s: jax.lax.fori_loop(0, 100, lambda _, x: solver.step(x, None, None, dt), s))(state)
     arm = [r["bodies"][n] for n in ("upper", "fore", "hand")]
     np.testing.assert_allclose(np.asarray(out.joint_q)[:3], Q0, atol=1e-9)
     np.testing.assert_allclose(np.asarray(out.body_q)[arm], np.asarray(state.body_q)[arm], atol=1e-9)
-    v = np.asarray(out.body_qd)[-2:, :3]
-    expect = np.outer([0.5, -1.0], np.asarray(model.gravity)) * 100 * dt
+    v = np.asarray(out.body_qd)[3:, :3]
+    expect = np.outer(1.0 - np.asarray(free), np.asarray(model.gravity)).reshape(-1, 3) * 100 * dt
     np.testing.assert_allclose(v, expect, rtol=1e-9, atol=1e-12)
 
 
