@@ -137,7 +137,8 @@ def test_solver_mujoco_maps_gravcomp():
     np.testing.assert_allclose(d.qacc, d_ref.qacc, atol=1e-8)
 
 
-def test_settotalmass_is_in_the_compiled_masses():
+def test_settotalmass_is_in_the_compiled_masses(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its deprecation warning to MUJOCO_LOG.TXT in the working directory
     plain, r, msgs, _ = _import((0.0, 0.0, 0.0))
     scaled, r2, msgs2, xml = _import((0.0, 0.0, 0.0), compiler='settotalmass="7.5"')
     # MuJoCo's compiler applies settotalmass (and warns that the attribute is deprecated): nothing is dropped
