@@ -45,6 +45,7 @@ from jaxart.math import soa
 from jaxart.math.cholesky import spd_solve_batch_minor
 from jaxart.math.lanes import col, lanes
 from jaxart.math.static_index import take_rows
+from jaxart.sim.gravity import gravity_mass
 
 
 def _with_zero_row(values: tuple) -> tuple:
@@ -73,7 +74,9 @@ def _forces(model, geometry, joint_qd, joint_f, body_f):
     c = ls.cross_motion(tuple(take_rows(v, dof_body) - r for v, r in zip(vel, rest, strict=True)), sq)
     vel_n = tuple(v[:n] for v in vel)
     g = tuple(model.gravity[k] for k in range(3))
-    f_grav = (*soa.scale(g, inertia[0]), *soa.cross(inertia[1:4], g))
+    gc = model.body_gravcomp
+    weight = tuple(gravity_mass(x, gc) for x in inertia[:4])  # compensated (m, m c)
+    f_grav = (*soa.scale(g, weight[0]), *soa.cross(weight[1:4], g))
     f_ext = ls.origin_wrench(tuple(body_f[:, k] for k in range(6)), com)
     bias = tuple(a - b - e for a, b, e in zip(ls.cross_force(vel_n, ls.apply_rigid(inertia, vel_n)), f_grav, f_ext,
                                               strict=True))

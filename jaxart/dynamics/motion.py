@@ -36,6 +36,7 @@ from jaxart.math import (
     spatial_inertia_world,
 )
 from jaxart.math.static_index import take_rows
+from jaxart.sim.gravity import gravity_mass
 
 
 class BlockTerms(NamedTuple):
@@ -50,7 +51,9 @@ class BlockTerms(NamedTuple):
         qd: ``(A, D)`` block velocities.
         inertia: ``(A, L, 6, 6)`` spatial inertias about the world origin.
         link_com: ``(A, L, 3)`` world COM of each link.
-        link_mass: ``(A, L)`` masses.
+        link_mass: ``(A, L)`` masses [kg].
+        link_gravity_mass: ``(A, L)`` masses gravity acts on after gravity compensation [kg]
+            (:func:`jaxart.sim.gravity.gravity_mass`).
     """
 
     body_q: jnp.ndarray
@@ -62,6 +65,7 @@ class BlockTerms(NamedTuple):
     inertia: jnp.ndarray
     link_com: jnp.ndarray
     link_mass: jnp.ndarray
+    link_gravity_mass: jnp.ndarray
 
 
 def dof_columns(model, joint_q: jnp.ndarray, body_q_base: jnp.ndarray):
@@ -165,6 +169,7 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
     spatial = jnp.concatenate([spatial, jnp.zeros((1, 6, 6), dt)], axis=0)
     com_ext = jnp.concatenate([com, jnp.zeros((1, 3), dt)], axis=0)
     mass_ext = jnp.concatenate([model.body_mass, jnp.zeros((1,), dt)], axis=0)
+    gc_ext = jnp.concatenate([model.body_gravcomp.astype(dt), jnp.zeros((1,), dt)], axis=0)
     return BlockTerms(
         body_q=body_q,
         com=com,
@@ -175,6 +180,7 @@ def block_terms(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray, body_q_base:
         inertia=take_rows(spatial, lay.link_body),
         link_com=take_rows(com_ext, lay.link_body),
         link_mass=take_rows(mass_ext, lay.link_body),
+        link_gravity_mass=take_rows(gravity_mass(mass_ext, gc_ext), lay.link_body),
     )
 
 

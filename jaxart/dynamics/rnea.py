@@ -17,8 +17,9 @@ from jaxart.math import cross_force, small
 
 
 def gravity_wrenches(model, terms: BlockTerms) -> jnp.ndarray:
-    """``(A, L, 6)`` gravity wrenches about the world origin ``(m g, c × m g)``."""
-    f = terms.link_mass[..., None] * model.gravity
+    """``(A, L, 6)`` gravity wrenches about the world origin ``(m g, c × m g)`` (``m`` net of gravity
+    compensation, :func:`jaxart.sim.gravity.gravity_mass`)."""
+    f = terms.link_gravity_mass[..., None] * model.gravity
     return jnp.concatenate([f, jnp.cross(terms.link_com, f)], axis=-1)
 
 

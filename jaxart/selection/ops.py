@@ -33,7 +33,7 @@ ATTRIBUTES: dict[str, tuple[str, int]] = {
     "joint_q": (COORD, 0), "joint_target_q": (COORD, 0),
     "joint_axis": (DOF, 1), **{n: (DOF, 0) for n in _DOF_SCALARS},
     "body_q": (BODY, 1), "body_qd": (BODY, 1), "body_f": (BODY, 1), "body_com": (BODY, 1),
-    "body_mass": (BODY, 0), "body_inertia": (BODY, 2),
+    "body_mass": (BODY, 0), "body_inertia": (BODY, 2), "body_gravcomp": (BODY, 0),
     "body_inv_mass": (BODY, 0), "body_inv_inertia": (BODY, 2),
     "shape_transform": (SHAPE, 1), "shape_scale": (SHAPE, 1), **{n: (SHAPE, 0) for n in _SHAPE_SCALARS},
 }

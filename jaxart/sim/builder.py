@@ -67,6 +67,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self.body_com: list[np.ndarray] = []
         self.body_mass: list[float] = []
         self.body_inertia: list[np.ndarray] = []
+        self.body_gravcomp: list[float] = []
         self.body_flags: list[int] = []
         self.body_label: list[str] = []
         self.body_lock_inertia: list[bool] = []
@@ -143,6 +144,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         lock_inertia: bool = False,
         is_kinematic: bool = False,
         custom_attributes: dict | None = None,
+        gravcomp: float = 0.0,
     ) -> int:
         """Add a rigid body (link) without a joint.
 
@@ -155,6 +157,8 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
             lock_inertia: Ignore shape densities for this body's mass properties.
             is_kinematic: Body follows prescribed motion (``BodyFlags.KINEMATIC``).
             custom_attributes: Accepted for Newton compatibility; must be empty.
+            gravcomp: Gravity compensation [-] (MuJoCo's ``body_gravcomp``, see ``Model.body_gravcomp``):
+                gravity acts on the body with ``(1 − gravcomp) · mass``; 1 = weightless, may exceed 1.
 
         Returns:
             The body index.
@@ -164,11 +168,13 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         what = f"add_link(label={name!r})"
         self._no_custom(custom_attributes, what)
         mass = as_float(mass, f"{what}: mass", nonneg=True)
+        gravcomp = as_float(gravcomp, f"{what}: gravcomp")
         self.body_q.append(as_transform(xform, f"{what}: xform"))
         self.body_qd.append(np.zeros(6))
         self.body_com.append(np.zeros(3) if com is None else as_vec3(com, f"{what}: com"))
         self.body_inertia.append(np.zeros((3, 3)) if inertia is None else as_inertia(inertia, f"{what}: inertia"))
         self.body_mass.append(mass)
+        self.body_gravcomp.append(gravcomp)
         self.body_flags.append(int(BodyFlags.KINEMATIC if is_kinematic else BodyFlags.DYNAMIC))
         self.body_label.append(name)
         self.body_lock_inertia.append(bool(lock_inertia))
@@ -177,7 +183,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
 
     def add_body(self, *, xform=None, com=None, inertia=None, mass: float = 0.0, label: str | None = None,
                  lock_inertia: bool = False, is_kinematic: bool = False,
-                 custom_attributes: dict | None = None) -> int:
+                 custom_attributes: dict | None = None, gravcomp: float = 0.0) -> int:
         """Add a free-floating body: ``add_link`` + ``add_joint_free`` + ``add_articulation``.
 
         The free joint's ``joint_q`` is initialised from ``xform`` so FK reproduces the pose.
@@ -188,7 +194,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         """
         b = self.add_link(xform=xform, com=com, inertia=inertia, mass=mass, label=label,
                           lock_inertia=lock_inertia, is_kinematic=is_kinematic,
-                          custom_attributes=custom_attributes)
+                          custom_attributes=custom_attributes, gravcomp=gravcomp)
         j = self.add_joint_free(b, label=f"{self.body_label[b]}_free_joint" if label else None)
         self.add_articulation([j], label=label)
         return b

@@ -40,6 +40,7 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
         dst.body_com.append(src.body_com[b].copy())
         dst.body_mass.append(src.body_mass[b])
         dst.body_inertia.append(src.body_inertia[b].copy())
+        dst.body_gravcomp.append(src.body_gravcomp[b])
         dst.body_flags.append(src.body_flags[b])
         dst.body_label.append(lab(src.body_label[b], dst.body_label, "body"))
         dst.body_lock_inertia.append(src.body_lock_inertia[b])

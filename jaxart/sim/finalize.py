@@ -61,6 +61,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         body_com=arr(builder.body_com, (nb, 3)),
         body_mass=arr(builder.body_mass, (nb,)),
         body_inertia=arr(builder.body_inertia, (nb, 3, 3)),
+        body_gravcomp=arr(builder.body_gravcomp, (nb,)),
         joint_q=arr(builder.joint_q, (builder.joint_coord_count,)),
         joint_qd=arr(builder.joint_qd, (nd,)),
         joint_X_p=arr(builder.joint_X_p, (nj, 7)),

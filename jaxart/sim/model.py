@@ -39,6 +39,9 @@ class Model:
         body_com: ``(body_count, 3)`` centre of mass in the body frame [m].
         body_mass: ``(body_count,)`` mass [kg]; 0 for static/massless bodies.
         body_inertia: ``(body_count, 3, 3)`` inertia tensor about the COM in body axes [kg·m²].
+        body_gravcomp: ``(body_count,)`` gravity compensation [-] (MuJoCo's ``body_gravcomp``): an upward
+            force ``gravcomp · m · (−gravity)`` at the COM, so gravity acts on the body with ``(1 − gravcomp) · m``
+            (:func:`jaxart.sim.gravity.gravity_mass`); 0 (default) = full gravity, 1 = weightless, may exceed 1.
         joint_q: ``(joint_coord_count,)`` initial generalized coordinates.
         joint_qd: ``(joint_dof_count,)`` initial generalized velocities.
         joint_X_p: ``(joint_count, 7)`` parent body frame → joint parent anchor transform.
@@ -135,6 +138,7 @@ class Model:
     body_com: jax.Array
     body_mass: jax.Array
     body_inertia: jax.Array
+    body_gravcomp: jax.Array
     joint_q: jax.Array
     joint_qd: jax.Array
     joint_X_p: jax.Array

@@ -32,6 +32,7 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
+body gravcomp                 ``body_gravcomp`` (``add_link(gravcomp=...)``)
 ``<option><flag>``            what a disabled flag switches off is not imported (gravity, contacts,
                               limits, equalities, springs, dampers, actuation, ...;
                               :mod:`jaxart.io.mjcf.flags`); flags not honoured are reported
@@ -275,7 +276,8 @@ class _Importer:
                  for s in segs[:-1]]
         links.append(b.add_link(xform=x_world, com=m.body_ipos[body], mass=float(m.body_mass[body]),
                                 inertia=rotated_inertia(m.body_inertia[body], m.body_iquat[body]),
-                                label=self.pre(label), lock_inertia=True, is_kinematic=m.body_mocapid[body] >= 0))
+                                label=self.pre(label), lock_inertia=True, is_kinematic=m.body_mocapid[body] >= 0,
+                                gravcomp=float(m.body_gravcomp[body])))
         for link in links:
             self.out["bodies"][b.body_label[link][len(self.pre("")):]] = link
         self.bodies[body] = links[-1]

@@ -39,10 +39,13 @@ def model_issues(m) -> list[str]:
         out.append("keyframe qvel/act/ctrl values (only keyframe qpos is returned, as joint_q)")
     if m.nplugin:
         out.append(f"{m.nplugin} plugin instance(s)")
+    act_gc = np.flatnonzero(np.asarray(getattr(m, "jnt_actgravcomp", np.zeros(0)), bool))
+    if act_gc.size and np.any(m.body_gravcomp != 0.0):
+        joints = ", ".join(repr(m.joint(int(j)).name or f"#{int(j)}") for j in act_gc[:6])
+        out.append(f"actuatorgravcomp on {act_gc.size} joint(s) ({joints}): gravity compensation is applied as a "
+                   "passive body force (not through actuators, not clamped by actuatorfrcrange)")
     for b in range(1, m.nbody):
         name = m.body(b).name or f"body_{b}"
-        if m.body_gravcomp[b] != 0.0:
-            out.append(f"body {name!r}: gravcomp {float(m.body_gravcomp[b])}")
         if m.body_mocapid[b] >= 0:
             out.append(f"mocap body {name!r}: imported as a kinematic body welded by a FIXED joint")
     opt = m.opt

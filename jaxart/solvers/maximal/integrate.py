@@ -8,6 +8,7 @@ import numpy as np
 from jaxart.math import inv3, quat_integrate, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec
 from jaxart.sim.enums import BodyFlags
+from jaxart.sim.gravity import gravity_mass
 
 
 def inverse_mass_properties(model, dtype):
@@ -40,7 +41,7 @@ def kinematic_mask(model) -> np.ndarray:
 def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: float):
     """Newton's ``integrate_rigid_body`` for all bodies (semi-implicit Euler at the COM).
 
-    ``v ← v + (f/m + g)·dt`` (gravity only for bodies with mass), angular velocity in the body
+    ``v ← v + (f/m + (1 − gravcomp) g)·dt`` (gravity only for bodies with mass), angular velocity in the body
     frame with the explicit gyroscopic term ``−ω × Iω``, ``q ← normalize(q + ½ [ω,0] ⊗ q dt)``,
     then ``ω ← ω (1 − angular_damping·dt)`` (after the rotation update, as Newton). Kinematic
     bodies are returned unchanged.
@@ -56,7 +57,8 @@ def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: flo
     v0, w0 = body_qd[:, :3], body_qd[:, 3:]
     g = model.gravity.astype(dtype)
     x_com = x0 + quat_rotate(r0, com)
-    v1 = v0 + (body_f[:, :3] * inv_m[:, None] + g * (inv_m > 0.0)[:, None]) * dt
+    grav = gravity_mass((inv_m > 0.0).astype(dtype), model.body_gravcomp.astype(dtype))
+    v1 = v0 + (body_f[:, :3] * inv_m[:, None] + g * grav[:, None]) * dt
     x1 = x_com + v1 * dt
     wb = quat_rotate_inv(r0, w0)
     tb = quat_rotate_inv(r0, body_f[:, 3:]) - jnp.cross(wb, matvec(inertia, wb))

@@ -50,7 +50,9 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   ``joint_effort_limit`` → ``actfrcrange`` (hinge/slide); ``joint_velocity_limit`` is ignored with
   a warning when set below its default.
 * Mass: positive-mass bodies get explicit ``mass``, ``ipos`` and ``diaginertia`` or
-  ``fullinertia`` (off-diagonal terms); zero-mass bodies are left to MuJoCo.
+  ``fullinertia`` (off-diagonal terms) and ``gravcomp = body_gravcomp`` (one jaxart body per MuJoCo body: the
+  links folded into a multi-joint body are massless, so their compensation has no force to act on); zero-mass
+  bodies are left to MuJoCo.
 * Actuators per ``joint_target_mode``: POSITION ``gainprm=[kp]``, ``biasprm=[0,−kp,−kd]`` with
   ``ctrl = q* + (kd/kp) q̇*`` (jaxart's ``kp (q* − q) + kd (q̇* − q̇)``; ``kp = 0``: a velocity actuator);
   VELOCITY ``gainprm=[kd]``, ``biasprm=[0,0,−kd]``; POSITION_VELOCITY two actuators
@@ -131,10 +133,10 @@ class _Host:
     def __init__(self, model) -> None:
         self.model = model
         self.topo = model.topology
-        for f in ("gravity", "body_q", "body_com", "body_mass", "body_inertia", "joint_q", "joint_X_p", "joint_X_c",
-                  "joint_axis", "joint_limit_lower", "joint_limit_upper", "joint_limit_ke", "joint_limit_kd",
-                  "joint_target_ke", "joint_target_kd", "joint_stiffness", "joint_rest_q", "joint_damping",
-                  "joint_armature", "joint_friction", "joint_effort_limit", "joint_velocity_limit",
+        for f in ("gravity", "body_q", "body_com", "body_mass", "body_inertia", "body_gravcomp", "joint_q", "joint_X_p",
+                  "joint_X_c", "joint_axis", "joint_limit_lower", "joint_limit_upper", "joint_limit_ke",
+                  "joint_limit_kd", "joint_target_ke", "joint_target_kd", "joint_stiffness", "joint_rest_q",
+                  "joint_damping", "joint_armature", "joint_friction", "joint_effort_limit", "joint_velocity_limit",
                   "shape_transform", "shape_scale", "shape_material_ke", "shape_material_kd", "shape_material_mu",
                   "shape_material_mu_torsional", "shape_material_mu_rolling", "shape_margin"):
             setattr(self, f, np.asarray(getattr(model, f), dtype=np.float64))
@@ -340,6 +342,7 @@ def _set_inertial(body, h: _Host, b: int, t: np.ndarray) -> None:
     inertia = rot @ h.body_inertia[b] @ rot.T
     body.explicitinertial = True
     body.mass = mass
+    body.gravcomp = float(h.body_gravcomp[b])
     body.ipos = com
     off = np.array([inertia[0, 1], inertia[0, 2], inertia[1, 2]])
     diag = np.diag(inertia)

@@ -36,6 +36,7 @@ import numpy as np
 
 from jaxart.math import quat_mul, quat_rotate, quat_rotate_inv
 from jaxart.math.small import matvec
+from jaxart.sim.gravity import gravity_mass
 from jaxart.solvers.maximal.integrate import inverse_mass_properties
 from jaxart.solvers.maximal.tendons import TendonEntries, tendon_entries, tendon_layout, tendon_speeds, tendon_wrenches
 
@@ -61,14 +62,15 @@ def armature_tendons(model) -> tuple[int, ...] | None:
 
 def free_accelerations(model, body_q: jnp.ndarray, body_qd: jnp.ndarray, body_f: jnp.ndarray) -> jnp.ndarray:
     """``(body_count, 6)`` world COM accelerations ``(v̇, ω̇)`` of the loads ``body_f`` as
-    :func:`~jaxart.solvers.maximal.integrate.integrate_bodies` applies them: ``f/m + g`` (gravity on bodies with
-    mass) and ``R I⁻¹ (Rᵀτ − ω_b × I ω_b)``; zero for kinematic and massless bodies."""
+    :func:`~jaxart.solvers.maximal.integrate.integrate_bodies` applies them: ``f/m + (1 − gravcomp) g`` (gravity
+    on bodies with mass) and ``R I⁻¹ (Rᵀτ − ω_b × I ω_b)``; zero for kinematic and massless bodies."""
     dtype = body_q.dtype
     inv_m, inv_i = inverse_mass_properties(model, dtype)
     r = body_q[:, 3:]
     wb = quat_rotate_inv(r, body_qd[:, 3:])
     tb = quat_rotate_inv(r, body_f[:, 3:]) - jnp.cross(wb, matvec(model.body_inertia.astype(dtype), wb))
-    lin = body_f[:, :3] * inv_m[:, None] + model.gravity.astype(dtype) * (inv_m > 0.0)[:, None]
+    grav = gravity_mass((inv_m > 0.0).astype(dtype), model.body_gravcomp.astype(dtype))
+    lin = body_f[:, :3] * inv_m[:, None] + model.gravity.astype(dtype) * grav[:, None]
     return jnp.concatenate([lin, quat_rotate(r, matvec(inv_i, tb))], -1)
 
 

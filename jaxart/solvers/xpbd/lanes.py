@@ -32,6 +32,7 @@ from jaxart.math.lanes import col as mask
 from jaxart.math.lanes import lanes
 from jaxart.math.soa import on_subset
 from jaxart.sim.enums import JointType
+from jaxart.sim.gravity import gravity_mass
 from jaxart.solvers.maximal.free_joints import free_drive_joints
 from jaxart.solvers.maximal.sums import segment_sum
 from jaxart.solvers.xpbd import soa as s
@@ -309,7 +310,7 @@ def _integrate(pose, twist, force, torque, bd, dt, angular_damping):
     (x0, r0), v0, w0 = pose, twist[:3], twist[3:]
     com, inv_m, inv_i, inertia = bd["com"], bd["inv_m"], bd["inv_i"], bd["inertia"]
     x_com = s.add(x0, s.qrot(r0, com))
-    grav = jnp.where(inv_m > 0.0, 1.0, 0.0)
+    grav = gravity_mass(jnp.where(inv_m > 0.0, 1.0, 0.0), bd["gravcomp"])
     v1 = tuple(v0[i] + (force[i] * inv_m + bd["gravity"][i] * grav) * dt for i in range(3))
     x1 = s.add(x_com, s.scale(v1, dt))
     wb = s.qrot(s.qconj(r0), w0)
@@ -418,7 +419,7 @@ def make_step(st, opt: LaneOptions, kin: np.ndarray, ik=None):
     """The XPBD step body as a per-world function (batch-minor under ``vmap``).
 
     ``fn(state, bodies, joints, passive, drives, contacts, dt)`` with ``state`` = ``{body_q, body_qd,
-    body_f}`` (world row appended), ``bodies`` = ``com, inv_m, inv_i, inertia`` (world row last,
+    body_f}`` (world row appended), ``bodies`` = ``com, inv_m, inv_i, inertia, gravcomp`` (world row last,
     zero) and ``gravity``, ``joints`` the joint constants, ``passive`` the per-DOF passive terms (or
     ``None``: included in ``body_f``), ``drives`` ``target``/``stiffness`` ``(J, 6)`` or ``None`` and
     ``contacts`` the step-start contact frame or ``None``. Returns ``(body_q, body_qd, qd_pred or None,

@@ -370,7 +370,8 @@ def _lane_inputs(model, st, opt, state, control, force, inv_m, inv_i, drives, cf
               "inv_m": jnp.concatenate([inv_m, jnp.zeros((1,), f)]),
               "inv_i": jnp.concatenate([inv_i, jnp.zeros((1, 3, 3), f)], 0),
               "inertia": jnp.concatenate([model.body_inertia.astype(f), jnp.zeros((1, 3, 3), f)], 0),
-              "gravity": model.gravity.astype(f)}
+              "gravity": model.gravity.astype(f),
+              "gravcomp": jnp.concatenate([model.body_gravcomp.astype(f), jnp.zeros((1,), f)])}
     lin_ax, ang_ax = gather_joint_axes(model, st)
     lo, hi = model.joint_limit_lower.astype(f), model.joint_limit_upper.astype(f)
     joints = {"X_p": model.joint_X_p.astype(f), "X_c": model.joint_X_c.astype(f), "lin_ax": lin_ax.astype(f),
