@@ -43,22 +43,30 @@ def test_asset_sensors_import_without_drops():
     np.testing.assert_allclose(float(np.sum(np.asarray(model.body_mass))), mj.body_subtreemass[0], rtol=1e-6)
 
 
-def test_sensor_observation_rollout_stands_and_reads_weight(env):
-    """A vmapped zero-action rollout (2 worlds, 1 s): the observation has the declared size and stays finite;
-    standing, the torso accelerometer reads +g along its z and the foot touch sensors carry the weight."""
-    model = env.model
-    n = model.sensor.sensor_data_count
-    assert env.observation_size == n == 41
+@pytest.fixture(scope="module")
+def rollout(env):
+    """A vmapped zero-action rollout of 2 worlds over 1 s: first observations, every step's observation, last
+    states."""
 
-    def rollout(key):
+    def run(key):
         def body(s, _):
             s = env.step(s, jnp.zeros(12))
             return s, s.obs
 
         s0 = env.reset(key)
-        return s0.obs, jax.lax.scan(body, s0, None, length=250)[1]  # 1 s
+        last, obs = jax.lax.scan(body, s0, None, length=250)  # 1 s
+        return s0.obs, obs, last
 
-    first, obs = jax.jit(jax.vmap(rollout))(jax.random.split(jax.random.PRNGKey(0), 2))
+    return jax.jit(jax.vmap(run))(jax.random.split(jax.random.PRNGKey(0), 2))
+
+
+def test_sensor_observation_rollout_stands_and_reads_weight(env, rollout):
+    """The observation has the declared size and stays finite; standing, the torso accelerometer reads +g along
+    its z and the foot touch sensors carry the weight."""
+    model = env.model
+    n = model.sensor.sensor_data_count
+    assert env.observation_size == n == 41
+    first, obs, _ = rollout
     assert first.shape == (2, n) and obs.shape == (2, 250, n)
     assert np.all(np.isfinite(first)) and np.all(np.isfinite(obs))
     # At reset the feet are 2.5 cm above the floor: free fall, no touch, the accelerometer reads ~0 along z.
@@ -78,9 +86,10 @@ def test_sensor_observation_rollout_stands_and_reads_weight(env):
     assert np.all(np.abs(q_late - float(np.asarray(model.joint_q)[7 + 2])) < 0.1)
 
 
-def test_sensor_observation_gradient_wrt_action(env):
-    """The sensor observation of a step is differentiable in the action, with finite derivatives."""
-    s0 = env.reset(jax.random.PRNGKey(1))
+def test_sensor_observation_gradient_wrt_action(env, rollout):
+    """The sensor observation of a step (standing, feet in contact) is differentiable in the action, with finite
+    derivatives."""
+    s0 = jax.tree_util.tree_map(lambda x: x[0], rollout[2])
 
     def summed(a):
         return jnp.sum(env.step(s0, a).obs)
