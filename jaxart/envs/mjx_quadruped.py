@@ -47,6 +47,7 @@ class MjxQuadrupedWalk:
         from jaxart.solvers.mujoco import mjx
 
         mj = mujoco.MjModel.from_xml_path(asset_path("quadruped"))
+        mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_SENSOR  # the task reads the state, not the sensors
         if dt is not None:
             if not float(dt) > 0:
                 raise ValueError(f"MjxQuadrupedWalk: dt must be positive, got {dt!r}")

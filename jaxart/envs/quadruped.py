@@ -8,6 +8,7 @@ import numpy as np
 
 from jaxart.assets import asset_path
 from jaxart.envs.base import Env, State
+from jaxart.envs.sensing import check_sensing, sensed_step, sensors_at
 from jaxart.sim.builder import ModelBuilder
 
 
@@ -19,8 +20,15 @@ class QuadrupedWalk(Env):
     at ``target_speed``) + 0.5 while healthy - 1e-2 ‖a‖²; done when the torso drops below
     ``min_height`` or tilts past 60°.
 
-    Observation ``(z, torso quaternion, joint angles, torso velocity and angular velocity, joint
-    velocities)`` (1 + 4 + 12 + 6 + 12 = 35).
+    Observation (``observation="state"``, the default) ``(z, torso quaternion, joint angles, torso velocity
+    and angular velocity, joint velocities)`` (1 + 4 + 12 + 6 + 12 = 35). With ``observation="sensors"``
+    the observation is what a real robot measures: the model's MJCF sensors, evaluated by
+    :func:`jaxart.sensors.eval_sensors` in MuJoCo's ``sensordata`` layout (torso IMU accelerometer, gyro,
+    orientation quaternion and velocimeter, four foot touch sensors, 12 joint encoders and 12 joint rates:
+    3 + 3 + 4 + 3 + 4 + 12 + 12 = 41; :func:`jaxart.sensors.sensor_dict` names them). As MuJoCo after
+    ``mj_step``, they are read at the start of the last physics step of the action, with that step's joint
+    accelerations and implicit-law contact forces; the episode's first observation reads the step the
+    physics would take from the reset state under the neutral action (the state is not advanced).
 
     Physics: :class:`jaxart.solvers.SolverFeatherstone` (its defaults: implicit ground contact via
     ``model.collide``) at ``dt`` with ``action_repeat`` steps per action: 4 ms × 5, a 50 Hz policy.
@@ -33,11 +41,19 @@ class QuadrupedWalk(Env):
         min_height: Torso height below which the episode ends [m].
         solver_kwargs: Options of ``SolverFeatherstone``.
         dtype: Model float dtype.
+        observation: ``"state"`` (default) or ``"sensors"``.
+
+    Raises:
+        ValueError: Unknown ``observation``.
+        NotImplementedError: ``observation="sensors"`` with ``solver_kwargs`` selecting a contact law other
+            than the implicit one.
     """
 
     def __init__(self, *, dt: float = 0.004, action_repeat: int = 5, action_scale: float = 0.4,
                  target_speed: float = 1.0, min_height: float = 0.18, solver_kwargs: dict | None = None,
-                 dtype=None) -> None:
+                 dtype=None, observation: str = "state") -> None:
+        if observation not in ("state", "sensors"):
+            raise ValueError(f"QuadrupedWalk: observation must be 'state' or 'sensors', got {observation!r}")
         b = ModelBuilder()
         b.add_mjcf(asset_path("quadruped"))
         model = b.finalize(dtype=dtype)
@@ -48,6 +64,9 @@ class QuadrupedWalk(Env):
         self.action_scale = float(action_scale)
         self.target_speed = float(target_speed)
         self.min_height = float(min_height)
+        self.observation = observation
+        if observation == "sensors":
+            check_sensing(self)
 
     @property
     def action_size(self) -> int:
@@ -62,20 +81,30 @@ class QuadrupedWalk(Env):
         ps = self.pipeline_init(q, qd)
         zero = jnp.zeros((), ft)
         metrics = {"forward_velocity": zero, "height": ps.body_q[0, 2]}
-        return State(ps, self._obs(ps), zero, zero, metrics, {"rng": rng})
+        obs = sensors_at(self, ps, self._control(jnp.zeros(12, ft))) if self.observation == "sensors" else self._obs(ps)
+        return State(ps, obs, zero, zero, metrics, {"rng": rng})
 
     def step(self, state: State, action: jax.Array) -> State:
         a = self._check_action(action)
+        control = self._control(a)
+        if self.observation == "sensors":
+            sensed = sensed_step(self, state.pipeline_state, control)
+            ps, obs = sensed.state, sensed.sensordata
+        else:
+            ps = self.pipeline_step(state.pipeline_state, control)
+            obs = self._obs(ps)
+        reward, done, metrics = walk_reward(ps.body_qd[0, 0], ps.body_q[0, 2], ps.body_q[0, 3:7], a,
+                                            target_speed=self.target_speed, min_height=self.min_height)
+        return state.replace(pipeline_state=ps, obs=obs, reward=reward, done=done,
+                             metrics={**state.metrics, **metrics})
+
+    def _control(self, a: jax.Array):
+        """Servo targets of action ``a`` (clipped to [-1, 1]) as a Control."""
         control = self.model.control()
         ft = control.joint_target_q.dtype
         target = servo_targets(a.astype(ft), self._q0[7:], self._lo, self._hi, self.action_scale)
         # joint_target_q is per coordinate: the free joint's seven coordinates come first.
-        control = control.replace(joint_target_q=control.joint_target_q.at[7:].set(target))
-        ps = self.pipeline_step(state.pipeline_state, control)
-        reward, done, metrics = walk_reward(ps.body_qd[0, 0], ps.body_q[0, 2], ps.body_q[0, 3:7], a,
-                                            target_speed=self.target_speed, min_height=self.min_height)
-        return state.replace(pipeline_state=ps, obs=self._obs(ps), reward=reward, done=done,
-                             metrics={**state.metrics, **metrics})
+        return control.replace(joint_target_q=control.joint_target_q.at[7:].set(target))
 
     @staticmethod
     def _obs(ps) -> jax.Array:
