@@ -17,6 +17,9 @@ from scipy.spatial.transform import Rotation
 
 from jaxart.sim.model import Model
 
+#: MuJoCo visual group given to sites in the drawing model (hidden by MuJoCo's default ``mjvOption``).
+HIDDEN_SITE_GROUP = 5
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Scene:
@@ -80,6 +83,8 @@ def build_scene(model: Model, *, width: int, height: int, solver=None) -> Scene:
     spec.worldbody.add_light(pos=[0.0, 0.0, 4.0], dir=[0.0, 0.0, -1.0],
                              type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, castshadow=0, diffuse=[0.7, 0.7, 0.7])
     _checker_floor(spec, mujoco)
+    for site in spec.sites:  # sensor and reference frames are not drawn (MuJoCo shows site groups 0-2 only)
+        site.group = HIDDEN_SITE_GROUP
     mj_model = spec.compile()
     # Reference configuration: MuJoCo body frames vs jaxart body frames give constant rigid offsets.
     # (jitted: eager FK and state mapping cost seconds of per-operation dispatch on bigger models)
