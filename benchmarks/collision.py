@@ -16,7 +16,7 @@ Models:
 For each model and batch size ``B``, ``jax.jit(jax.vmap(collide))`` over ``B`` copies of the initial
 pose is lowered and compiled first; XLA's ``memory_analysis()`` of the executable gives the working
 memory (temporaries + outputs + arguments). Above ``--max-gb`` the run is skipped and the estimate is
-printed (mesh narrow phases are ``O(V·T)`` per pair); otherwise the wall time per world is measured.
+printed; otherwise the wall time per world is measured.
 The jaxart rows are: the default pair capacities (small groups in full) and ``--pair-capacity`` for
 every group (the broad phase culls to that many pairs per shape-type group); ``dropped`` is the
 overflow of the benchmarked pose (overlapping pairs plus active contacts that did not fit, world 0).
