@@ -49,27 +49,58 @@ def shape_bounding_radius(model, dtype) -> jnp.ndarray:
     Returns:
         ``(shape_count,)`` radii (``inf`` for shape types without a rule).
     """
-    types = np.asarray(model.topology.shape_type)
     s = jnp.abs(lax.stop_gradient(model.shape_scale).astype(dtype))
+    return radii_from_scales(np.asarray(model.topology.shape_type), s, _mesh_radii(model), jnp)
+
+
+def shape_bounding_radius_host(model) -> np.ndarray:
+    """:func:`shape_bounding_radius` in host numpy (float64) for a model with concrete ``shape_scale``.
+
+    Raises:
+        jax.errors.TracerArrayConversionError: ``shape_scale`` is traced.
+    """
+    s = np.abs(np.asarray(model.shape_scale, np.float64))
+    return radii_from_scales(np.asarray(model.topology.shape_type), s, _mesh_radii(model), np)
+
+
+def radii_from_scales(types: np.ndarray, s, mesh_r: np.ndarray, xp):
+    """The bounding-radius rules of the module docstring for ``(n, 3)`` absolute scales ``s``.
+
+    Args:
+        types: ``(n,)`` static :class:`GeoType` values.
+        s: ``(n, 3)`` absolute ``shape_scale`` rows (numpy or traced).
+        mesh_r: ``(n,)`` largest unscaled vertex norm of mesh shapes (0 elsewhere).
+        xp: ``numpy`` or ``jax.numpy``, matching ``s``.
+
+    Returns:
+        ``(n,)`` radii [m].
+    """
+    zero = xp.zeros_like(s[:, 0])
+    rules = {
+        G.PLANE: zero,
+        G.HFIELD: zero,
+        G.SPHERE: s[:, 0],
+        G.CAPSULE: s[:, 0] + s[:, 1],
+        G.CYLINDER: xp.sqrt(s[:, 0] ** 2 + s[:, 1] ** 2),
+        G.CONE: xp.sqrt(s[:, 0] ** 2 + s[:, 1] ** 2),
+        G.ELLIPSOID: xp.max(s, axis=1),
+        G.BOX: xp.sqrt(xp.sum(s * s, axis=1)),
+        G.MESH: xp.asarray(mesh_r, s.dtype) * xp.max(s, axis=1),
+    }
+    rules[G.CONVEX_MESH] = rules[G.MESH]
+    out = xp.full(s.shape[:1], xp.inf, dtype=s.dtype)
+    for t, r in rules.items():
+        out = xp.where(types == int(t), r, out)
+    return out
+
+
+def _mesh_radii(model) -> np.ndarray:
+    """``(shape_count,)`` largest unscaled vertex norm of each mesh shape (0 for other shapes)."""
+    types = np.asarray(model.topology.shape_type)
     mesh_r = np.zeros(len(types))
     for i in np.nonzero(np.isin(types, _MESH_TYPES))[0]:
         mesh_r[i] = _mesh_vertex_radius(model, int(i))
-    rules = {
-        G.PLANE: jnp.zeros_like(s[:, 0]),
-        G.HFIELD: jnp.zeros_like(s[:, 0]),
-        G.SPHERE: s[:, 0],
-        G.CAPSULE: s[:, 0] + s[:, 1],
-        G.CYLINDER: jnp.sqrt(s[:, 0] ** 2 + s[:, 1] ** 2),
-        G.CONE: jnp.sqrt(s[:, 0] ** 2 + s[:, 1] ** 2),
-        G.ELLIPSOID: jnp.max(s, axis=1),
-        G.BOX: jnp.sqrt(jnp.sum(s * s, axis=1)),
-        G.MESH: jnp.asarray(mesh_r, dtype) * jnp.max(s, axis=1),
-    }
-    rules[G.CONVEX_MESH] = rules[G.MESH]
-    out = jnp.full(s.shape[:1], jnp.inf, dtype)
-    for t, r in rules.items():
-        out = jnp.where(types == int(t), r, out)
-    return out
+    return mesh_r
 
 
 def _mesh_vertex_radius(model, shape: int) -> float:

@@ -51,7 +51,7 @@ from jaxart.collision import (
     narrow_mesh,
     narrow_plane,
 )
-from jaxart.collision.bounds import shape_bounding_radius
+from jaxart.collision.bounds import shape_bounding_radius, shape_bounding_radius_host
 from jaxart.collision.broad import pair_capacities
 from jaxart.collision.contacts import Contacts
 from jaxart.collision.hull_geometry import stack_hulls
@@ -163,28 +163,15 @@ def _hfield_inputs(model, g: PairGroup, dtype):
     try:
         scale = np.asarray(model.shape_scale, np.float64)
         extra = np.asarray(model.shape_margin, np.float64) + np.asarray(model.shape_gap, np.float64)
+        radii = shape_bounding_radius_host(model)
     except jax.errors.TracerArrayConversionError:
         return (jnp.asarray(heights, dtype), jnp.asarray(info, dtype)), (nr - 1, nc - 1)
-    reach = np.array([bounding_radius(model, int(b), scale[int(b)]) + extra[int(b)] + extra[int(a)]
-                      for a, b in zip(g.shape_a, g.shape_b, strict=True)])
+    reach = radii[g.shape_b] + extra[g.shape_b] + extra[g.shape_a]
     cell_x = min(2.0 * h.hx * scale[int(s), 0] / (h.ncol - 1) for h, s in zip(srcs, g.shape_a, strict=True))
     cell_y = min(2.0 * h.hy * scale[int(s), 1] / (h.nrow - 1) for h, s in zip(srcs, g.shape_a, strict=True))
     wr = min(nr - 1, int(np.ceil(2.0 * reach.max() / cell_y)) + 2)
     wc = min(nc - 1, int(np.ceil(2.0 * reach.max() / cell_x)) + 2)
     return (jnp.asarray(heights, dtype), jnp.asarray(info, dtype)), (wr, wc)
-
-
-def bounding_radius(model, shape: int, scale: np.ndarray) -> float:
-    """Bounding-sphere radius [m] of a convex shape about its origin (host numpy; meshes from their vertices)."""
-    t = int(model.topology.shape_type[shape])
-    if t == G.SPHERE:
-        return float(scale[0])
-    if t in (G.CAPSULE, G.CYLINDER):
-        return float(scale[0] + scale[1]) if t == G.CAPSULE else float(np.hypot(scale[0], scale[1]))
-    if t in (G.BOX, G.ELLIPSOID):
-        return float(np.linalg.norm(scale)) if t == G.BOX else float(np.max(scale))
-    mesh = model.meshes[shape]
-    return float(np.max(np.linalg.norm(np.asarray(mesh.vertices, np.float64) * scale, axis=-1)))
 
 
 def _mesh_arrays(model, shapes: np.ndarray, dtype):
