@@ -169,8 +169,9 @@ def _hfield_inputs(model, g: PairGroup, dtype):
     reach = radii[g.shape_b] + extra[g.shape_b] + extra[g.shape_a]
     cell_x = min(2.0 * h.hx * scale[int(s), 0] / (h.ncol - 1) for h, s in zip(srcs, g.shape_a, strict=True))
     cell_y = min(2.0 * h.hy * scale[int(s), 1] / (h.nrow - 1) for h, s in zip(srcs, g.shape_a, strict=True))
-    wr = min(nr - 1, int(np.ceil(2.0 * reach.max() / cell_y)) + 2)
-    wc = min(nc - 1, int(np.ceil(2.0 * reach.max() / cell_x)) + 2)
+    # an interval of length L overlaps at most floor(L / cell) + 2 cells (see narrow_hfield's window origin)
+    wr = min(nr - 1, int(np.floor(2.0 * reach.max() / cell_y)) + 2)
+    wc = min(nc - 1, int(np.floor(2.0 * reach.max() / cell_x)) + 2)
     return (jnp.asarray(heights, dtype), jnp.asarray(info, dtype)), (wr, wc)
 
 
