@@ -91,8 +91,15 @@ def _sat(a: jnp.ndarray, b: jnp.ndarray, h: Hull):
     ok = sq > 1e-12 * jnp.sum(ea * ea, axis=-1) * jnp.dot(d, d)
     cr = cr / jnp.sqrt(jnp.where(ok, sq, 1.0))[:, None]
     axes = jnp.concatenate([h.normals, cr, -cr])
-    overlap = jnp.max(axes @ h.verts.T, axis=1) - jnp.minimum(axes @ a, axes @ b)
-    valid = jnp.concatenate([jnp.ones(5, bool), ok, ok])
+    proj = axes @ h.verts.T
+    top = jnp.max(proj, axis=1)
+    overlap = top - jnp.minimum(axes @ a, axes @ b)
+    # an edge axis counts only with its own edge on the prism's support (parallel edges give the same axis)
+    v0 = h.verts[PRISM_EDGES[:, 0]]
+    e_proj = jnp.sum(axes[5:] * jnp.concatenate([v0, v0]), axis=-1)
+    tol = 1e3 * float(jnp.finfo(dt).eps) * (jnp.max(jnp.abs(h.verts - h.verts[0])) + jnp.max(jnp.abs(d)))
+    supported = e_proj >= top[5:] - tol
+    valid = jnp.concatenate([jnp.ones(5, bool), ok & supported[:9], ok & supported[9:]])
     big = jnp.asarray(jnp.finfo(dt).max, dt)
     k = jnp.argmin(jnp.where(valid, overlap, big))
     return overlap[k], axes[k], k
