@@ -11,8 +11,8 @@ from above). Each triangle, extruded down to the base plane, is a convex prism
 * capsule: the exact segment–prism distance or separating-axis penetration (one contact per prism,
   closed form, :func:`~jaxart.collision.prism.segment_prism`);
 * box and mesh: the polytope separating-axis test with a clipped face manifold
-  (:func:`~jaxart.collision.narrow_hull.hull_hull`, as box–mesh; separated prisms report the
-  separating-axis gap, a lower bound of the distance);
+  (:func:`~jaxart.collision.narrow_hull.hull_box` and ``hull_hull``, as box–mesh; separated prisms
+  report the separating-axis gap, a lower bound of the distance);
 * ellipsoid and cylinder: the generic convex solver (:mod:`jaxart.collision.epa`), one contact per prism.
 
 Geometry in the height-field shape frame (jaxart's :class:`~jaxart.sim.heightfield.Heightfield`,
@@ -41,7 +41,7 @@ from jaxart.collision.epa import signed_distance
 from jaxart.collision.features import merge_deepest
 from jaxart.collision.geometry import NarrowResult, frame
 from jaxart.collision.hull_geometry import Hull, box_hull, hull_closest, scaled_hull, world_hull
-from jaxart.collision.narrow_hull import hull_hull
+from jaxart.collision.narrow_hull import hull_box, hull_hull
 from jaxart.collision.prism import prism_hull, segment_prism
 from jaxart.math.transform import transform_inverse, transform_mul
 
@@ -183,8 +183,10 @@ def hfield_cylinder(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
 
 def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
     """Height field – box: separating axes and face clipping against each prism."""
-    hb = world_hull(box_hull(sb), _local_pose(xa, xb))
-    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_hull(h, hb))
+    xl = _local_pose(xa, xb)
+    hb = world_hull(box_hull(sb), xl)
+    rot = frame(xl)[1]
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_box(h, hb, rot, sb))
 
 
 def hfield_mesh(xa, sa, xb, sb, heights, info, verts, vmask, planes, faces, edges, *, window) -> NarrowResult:
