@@ -50,6 +50,9 @@ from jaxart.math.transform import transform_inverse, transform_mul
 #: normals against MuJoCo's prisms with 8, 12 or 24 (``tests/collision/test_hfield_pairs.py``).
 HFIELD_EPA_ITERATIONS = 12
 
+#: Face-contact points kept per prism for boxes (the window's prisms are merged to ``MAX_POINTS`` afterwards).
+PRISM_SLOTS = 4
+
 #: Grid-table columns of ``info`` (per pair): half extents, grid size, base elevation (unscaled).
 INFO_FIELDS = ("hx", "hy", "nrow", "ncol", "z_base")
 
@@ -191,7 +194,7 @@ def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
     xl = _local_pose(xa, xb)
     hb = world_hull(box_hull(sb), xl)
     rot = frame(xl)[1]
-    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_box(h, hb, rot, sb))
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_box(h, hb, rot, sb, PRISM_SLOTS))
 
 
 def hfield_mesh(xa, sa, xb, sb, heights, info, verts, vmask, planes, faces, edges, *, window) -> NarrowResult:

@@ -147,7 +147,7 @@ def spread_points(pts: jnp.ndarray, dist: jnp.ndarray, ok: jnp.ndarray, k: int, 
     return jnp.stack(idx), jnp.stack(valid)
 
 
-def _face_manifold(ha: Hull, hb: Hull, best: jnp.ndarray, n_ab: jnp.ndarray, size) -> NarrowResult:
+def _face_manifold(ha: Hull, hb: Hull, best: jnp.ndarray, n_ab: jnp.ndarray, size, k: int = MAX_POINTS) -> NarrowResult:
     fa = ha.normals.shape[0]
     ref_is_a = best < fa
     p = max(ha.faces.shape[1], hb.faces.shape[1])
@@ -166,9 +166,9 @@ def _face_manifold(ha: Hull, hb: Hull, best: jnp.ndarray, n_ab: jnp.ndarray, siz
     pts = jnp.concatenate([pts, inc_poly[near][None]])
     dist = jnp.concatenate([dist, (inc_poly[near] @ n - offset)[None]])
     ok = jnp.concatenate([ok, ~jnp.any(ok)[None]])
-    idx, valid = spread_points(pts, dist, ok, MAX_POINTS, max(1e3 * eps, 1e-6) * size)
+    idx, valid = spread_points(pts, dist, ok, k, max(1e3 * eps, 1e-6) * size)
     mid = pts[idx] - 0.5 * dist[idx, None] * n
-    return NarrowResult(dist[idx], mid, jnp.broadcast_to(n_ab, (MAX_POINTS, 3)), valid)
+    return NarrowResult(dist[idx], mid, jnp.broadcast_to(n_ab, (k, 3)), valid)
 
 
 def hull_hull(ha: Hull, hb: Hull) -> NarrowResult:
@@ -191,7 +191,7 @@ def hull_hull(ha: Hull, hb: Hull) -> NarrowResult:
     return _face_or_edge(ha, hb, jnp.where(ok_e[be], sep_e[be], -big), axes_e[be], edge_a, edge_b)
 
 
-def hull_box(ha: Hull, hb: Hull, rot_b: jnp.ndarray, half_b: jnp.ndarray) -> NarrowResult:
+def hull_box(ha: Hull, hb: Hull, rot_b: jnp.ndarray, half_b: jnp.ndarray, slots: int = MAX_POINTS) -> NarrowResult:
     """:func:`hull_hull` for a box B, whose edge axes come from its three directions and support function.
 
     The edge axes are every edge of A crossed with each box axis, in both orientations
@@ -205,9 +205,10 @@ def hull_box(ha: Hull, hb: Hull, rot_b: jnp.ndarray, half_b: jnp.ndarray) -> Nar
             with :func:`~jaxart.collision.hull_geometry.world_hull`).
         rot_b: ``(3, 3)`` the box's rotation in that frame (columns: its axes).
         half_b: ``(3,)`` its half extents [m].
+        slots: Contact slots (static; face contacts keep that many spread points).
 
     Returns:
-        A :class:`NarrowResult` whose normals point from A to B.
+        A :class:`NarrowResult` with ``slots`` slots whose normals point from A to B.
     """
     dt = ha.verts.dtype
     a0, a1 = ha.verts[ha.edges[:, 0]], ha.verts[ha.edges[:, 1]]
@@ -230,10 +231,10 @@ def hull_box(ha: Hull, hb: Hull, rot_b: jnp.ndarray, half_b: jnp.ndarray) -> Nar
     mid_b = centre + rot_b @ side.at[k].set(0.0)
     edge_b = (mid_b - half_b[k] * rot_b[:, k], mid_b + half_b[k] * rot_b[:, k])
     edge_a = (a0[edge_i[be]], a1[edge_i[be]])
-    return _face_or_edge(ha, hb, jnp.where(ok[be], sep[be], -big), u, edge_a, edge_b)
+    return _face_or_edge(ha, hb, jnp.where(ok[be], sep[be], -big), u, edge_a, edge_b, slots)
 
 
-def _face_or_edge(ha: Hull, hb: Hull, sep_e, axis_e, edge_a, edge_b) -> NarrowResult:
+def _face_or_edge(ha: Hull, hb: Hull, sep_e, axis_e, edge_a, edge_b, k: int = MAX_POINTS) -> NarrowResult:
     """The face manifold of the best face axis, or one contact of the best edge pair where that separates more."""
     sep_a, sep_b = _face_seps(ha, hb)
     sep_f = jnp.concatenate([sep_a, sep_b])
@@ -241,10 +242,10 @@ def _face_or_edge(ha: Hull, hb: Hull, sep_e, axis_e, edge_a, edge_b) -> NarrowRe
     best = jnp.argmax(sep_f)
     size = jnp.max(jnp.abs(ha.verts - ha.verts[0])) + jnp.max(jnp.abs(hb.verts - hb.verts[0]))
     use_edge = sep_e > sep_f[best] + EDGE_BIAS * (size + jnp.abs(sep_f[best]))
-    face_res = _face_manifold(ha, hb, best, axes_f[best], size)
+    face_res = _face_manifold(ha, hb, best, axes_f[best], size, k)
     (a0, a1), (b0, b1) = edge_a, edge_b
     s, t = segment_segment(a0, a1, b0, b1)
     mid = 0.5 * (a0 + s * (a1 - a0) + b0 + t * (b1 - b0))
-    edge_res = NarrowResult(jnp.full((MAX_POINTS,), sep_e), jnp.broadcast_to(mid, (MAX_POINTS, 3)),
-                            jnp.broadcast_to(axis_e, (MAX_POINTS, 3)), jnp.arange(MAX_POINTS) == 0)
+    edge_res = NarrowResult(jnp.full((k,), sep_e), jnp.broadcast_to(mid, (k, 3)), jnp.broadcast_to(axis_e, (k, 3)),
+                            jnp.arange(k) == 0)
     return NarrowResult(*(jnp.where(use_edge, e, f) for e, f in zip(edge_res, face_res, strict=True)))

@@ -138,13 +138,14 @@ def test_box_axes_match_general_hull_sat():
     @jax.jit
     def both(x):
         hb = world_hull(box_hull(half), x)
-        return hull_box(h, hb, frame(x)[1], half), hull_hull(h, hb)
+        return hull_box(h, hb, frame(x)[1], half), hull_hull(h, hb), hull_box(h, hb, frame(x)[1], half, 4)
 
     rng = np.random.default_rng(3)
     for _ in range(12):
         q = rng.normal(size=4)
         c = np.array([rng.uniform(-0.4, 0.6), rng.uniform(-0.6, 0.3), rng.uniform(-0.1, 0.35)])
-        fast, ref = both(pose(c, q / np.linalg.norm(q)))
+        fast, ref, four = both(pose(c, q / np.linalg.norm(q)))
+        np.testing.assert_array_equal(np.asarray(four.dist), np.asarray(fast.dist)[:4])  # the first spread points
         for r in (fast, ref):
             assert bool(r.valid[0])
         assert float(fast.dist[0]) == pytest.approx(float(ref.dist[0]), abs=1e-12)
