@@ -11,8 +11,9 @@ from above). Each triangle, extruded down to the base plane, is a convex prism
 * capsule: the exact segment–prism distance or separating-axis penetration (one contact per prism,
   closed form, :func:`~jaxart.collision.prism.segment_prism`);
 * box and mesh: the polytope separating-axis test with a clipped face manifold
-  (:func:`~jaxart.collision.narrow_hull.hull_box` and ``hull_hull``, as box–mesh; separated prisms
-  report the separating-axis gap, a lower bound of the distance);
+  (:func:`~jaxart.collision.narrow_hull.hull_box`, :data:`PRISM_SLOTS` spread points per prism, and
+  ``hull_hull``, as box–mesh; separated prisms report the separating-axis gap, a lower bound of the
+  distance);
 * ellipsoid and cylinder: the generic convex solver (:mod:`jaxart.collision.epa`), one contact per prism.
 
 Geometry in the height-field shape frame (jaxart's :class:`~jaxart.sim.heightfield.Heightfield`,
