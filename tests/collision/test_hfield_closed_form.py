@@ -36,8 +36,8 @@ def deepest(res):
 
 @jax.jit
 def sphere(c, r):
-    return hfield_sphere(XA, SA, pose(c) if isinstance(c, np.ndarray) else jnp.concatenate([c, XA[3:]]),
-                         jnp.asarray([r, 0.0, 0.0]), jnp.asarray(HEIGHTS), INFO, window=(1, 1))
+    return hfield_sphere(XA, SA, jnp.concatenate([c, XA[3:]]), jnp.asarray([r, 0.0, 0.0]), jnp.asarray(HEIGHTS), INFO,
+                         window=(1, 1))
 
 
 def test_sphere_over_triangle_face_is_plane_distance():
@@ -97,7 +97,7 @@ def test_segment_cutting_a_vertical_edge_is_an_edge_edge_contact():
     w = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
     delta, corner = 0.02, np.array([HX, -HY, -0.1])
     a, b = corner - delta * u - 0.2 * w, corner - delta * u + 0.2 * w
-    s = segment_prism(jnp.asarray(a), jnp.asarray(b), h)
+    s = jax.jit(segment_prism)(jnp.asarray(a), jnp.asarray(b), h)
     assert float(s.dist) == pytest.approx(-delta, abs=1e-12)
     np.testing.assert_allclose(np.asarray(s.normal), u, atol=1e-12)
     np.testing.assert_allclose(np.asarray(s.on_segment), corner - delta * u, atol=1e-12)
