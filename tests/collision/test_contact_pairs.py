@@ -8,12 +8,12 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import jaxart  # noqa: E402
 import jaxart.contact  # noqa: E402
-import mujoco  # noqa: E402
 from jaxart.collision.pairs import candidate_pairs  # noqa: E402
 from jaxart.sim.configs import ShapeConfig  # noqa: E402
 from jaxart.solvers.mujoco import mjx  # noqa: E402

@@ -19,8 +19,10 @@ contacts                MuJoCo's collision detection (``use_mujoco_contacts=True
                         ``use_mujoco_contacts=False``: the ``Contacts`` from ``model.collide``
                         are fed to MJX's constraint solver (MJX's collision stage replaced,
                         :mod:`jaxart.solvers.mujoco.contacts`; Euler / implicit-fast only,
-                        one condim for all rows, geom-pair material mixing, no ``<pair>``
-                        overrides).
+                        one condim for all rows, geom-pair material mixing; rows of explicit
+                        pairs take their exported ``<pair>``'s friction, solref and margin).
+explicit contact pairs  → MuJoCo ``<pair>`` with the pair's ``contact_pair_*`` friction, solref
+                        (the geoms' mapping) and margin (:mod:`jaxart.solvers.mujoco.filter`).
 solver warm start       none between steps (each step starts from ``qacc_smooth``).
 gradients w.r.t. Model  not available: the MuJoCo model is built from the Model's values once;
                         differentiate w.r.t. State/Control (or ``mjx_model`` leaves).
