@@ -33,7 +33,7 @@ def box_xml(mass: float, friction: float = 1.0, timestep: float = 0.002) -> str:
 
 
 def pushed_box_rollout(mass: float, iterations: int | None, *, steps: int = 300, push: float = 0.1,
-                       friction: float = 1.0):
+                       friction: float = 1.0, ls_iterations: int | None = None):
     """A jitted ``F ↦ (z, clearance, x)`` rollout of the pushed box with raw ``mjx.step`` (``(steps,)`` each).
 
     ``z`` is the centre's height, ``clearance`` the lowest corner's height above the plane (> 0: airborne),
@@ -45,11 +45,14 @@ def pushed_box_rollout(mass: float, iterations: int | None, *, steps: int = 300,
         steps: Number of steps of ``timestep`` 2 ms.
         push: Duration of the push [s].
         friction: Sliding friction of the plane (the pair's friction: MuJoCo takes the larger, box 1).
+        ls_iterations: ``opt.ls_iterations`` (``None``: MuJoCo's default, 50).
     """
     mj = mujoco.MjModel.from_xml_string(box_xml(mass, friction))
     mj.geom_friction[1, 0] = friction
     if iterations is not None:
         mj.opt.iterations = iterations
+    if ls_iterations is not None:
+        mj.opt.ls_iterations = ls_iterations
     m = mjx.put_model(mj)
     d0 = mjx.make_data(m)
     n_push = round(push / mj.opt.timestep)
