@@ -193,11 +193,10 @@ def test_mjx_humanoid_feet_touch_the_floor_in_jaxart():
     np.testing.assert_allclose(list(_lowest_foot_points(model, res, raised).values()), 0.05, atol=1e-9)
     assert _lowest_foot_points(model, res, st.body_q.at[:, 2].add(0.25)) == {}
     # dropped from 2 cm with SolverFeatherstone: the feet land on the floor through the explicit pairs.
-    # The imported solref gains (ke ~ 1.4e5 N/m, kd ~ 4.8e3 N s/m, scaled by the 41 kg tree mass) are
+    # The pairs' imported solref gains (ke ~ 1.0e5 N/m, kd ~ 4.1e3 N s/m, scaled by the 41 kg tree mass) are
     # made for MuJoCo's implicit constraints; the explicit penalty law needs kd dt < 2 m for the ~1 kg
-    # feet, so softer materials are set (a traced-leaf replace, no rebuild).
-    ns = model.shape_count
-    model = model.replace(shape_material_ke=jnp.full(ns, 2.0e4), shape_material_kd=jnp.full(ns, 300.0))
+    # feet, so softer pair parameters are set (a traced-leaf replace, no rebuild).
+    model = model.replace(contact_pair_ke=jnp.full(4, 2.0e4), contact_pair_kd=jnp.full(4, 300.0))
     solver = jaxart.solvers.SolverFeatherstone(model)
     q = st.joint_q.at[2].add(0.02)
     st = jaxart.eval_fk(model, q, st.joint_qd, st)
