@@ -56,7 +56,7 @@ def test_builder_validation_names_the_shapes():
 
 def test_add_builder_offsets_pairs_and_finalize_stores_them():
     src, (g, s0, _) = _two_spheres()
-    src.add_shape_contact_pair(g, s0)
+    src.add_shape_contact_pair(g, s0, jaxart.ContactPairConfig(mu=0.2, margin=0.01))
     dst = jaxart.ModelBuilder()
     dst.add_shape_box(dst.add_body(label="extra"), hx=0.1, hy=0.1, hz=0.1)
     dst.add_builder(src, label_prefix="w0")
@@ -67,6 +67,8 @@ def test_add_builder_offsets_pairs_and_finalize_stores_them():
     arr = model.topology.shape_explicit_contact_pairs.array
     assert arr.dtype == np.int32 and arr.shape == (2, 2)
     np.testing.assert_array_equal(arr, dst.shape_explicit_contact_pairs)
+    np.testing.assert_allclose(model.contact_pair_mu, [0.2, 0.2])  # each copy keeps its pair parameters
+    np.testing.assert_allclose(model.contact_pair_margin, [0.01, 0.01])
     empty = jaxart.ModelBuilder().finalize().topology.shape_explicit_contact_pairs.array
     assert empty.shape == (0, 2)
 

@@ -25,8 +25,9 @@ grad (reverse mode)     contact-free models: any options. With contacts or limit
                         light boxes that it slides fast (1 kg at 25 N: 8.7 mm, 0.25 kg at 15 N:
                         39 mm; MuJoCo C identical), heavier ones not (4 kg up to 50 N: < 0.2 mm).
                         The gradient ``d x_final / dF`` over 300 steps (1 kg, 25 N, friction 1)
-                        is NaN in float32 (also with ``ls_iterations=4``) and finite in float64. This bridge adds no warm
-                        start between steps (raw ``mjx`` carries ``qacc_warmstart``).
+                        is NaN in float32 (also with ``ls_iterations=4``) and finite in float64.
+                        This bridge adds no warm start between steps (raw ``mjx`` carries
+                        ``qacc_warmstart``).
 contacts                MuJoCo's collision detection (``use_mujoco_contacts=True``; the
                         ``contacts`` argument of ``step`` is ignored, as in Newton), or
                         ``use_mujoco_contacts=False``: the ``Contacts`` from ``model.collide``
