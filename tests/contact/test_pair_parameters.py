@@ -14,6 +14,8 @@ import pytest  # noqa: E402
 import jaxart  # noqa: E402
 from jaxart.contact import average_materials, contact_forces  # noqa: E402
 from jaxart.io.mjcf.convert import solref_gains  # noqa: E402
+from jaxart.solvers.mujoco import mjx  # noqa: E402
+from jaxart.solvers.mujoco.contacts import ContactBridge, contacts_to_mjx  # noqa: E402
 
 G = 9.81
 MU_PAIR, MU_GEOMS = 0.3, 0.9
@@ -128,3 +130,13 @@ def test_solver_mujoco_exports_the_pair_parameters():
     np.testing.assert_allclose(m.pair_margin[0], 0.002)
     ke, kd = float(model.contact_pair_ke[0]), float(model.contact_pair_kd[0])
     np.testing.assert_allclose(m.pair_solref[0], [2.0 / kd, kd / (2.0 * np.sqrt(ke))], rtol=1e-12)
+    # jaxart's contacts fed to MJX: the pair's rows take the exported pair's friction, solref and margin
+    bridge = ContactBridge.build(m, solver.mjx_model, mjx.make_data(solver.mjx_model), model.topology.shape_label)
+    s = model.state()
+    c = model.collide(s.replace(body_q=s.body_q.at[0, 2].set(0.1 - 1e-3)))
+    con = contacts_to_mjx(bridge, solver.mjx_model, bridge.data_for(c.capacity)._impl.contact, c)
+    act = np.asarray(c.active)
+    np.testing.assert_allclose(np.asarray(con.friction)[act, :2], MU_PAIR)
+    np.testing.assert_allclose(np.asarray(con.solref)[act], np.broadcast_to(m.pair_solref[0], (4, 2)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(con.includemargin)[act], 0.002)
+    np.testing.assert_allclose(np.asarray(con.dist - con.includemargin)[act], -3e-3, atol=1e-12)
