@@ -20,6 +20,7 @@ from jaxart.rollout import rollout
 from jaxart.sim.builder import ModelBuilder
 from jaxart.sim.builder_shapes import Mesh
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
+from jaxart.sim.contact_pairs import ContactPairConfig
 from jaxart.sim.enums import MAXVAL, Axis, BodyFlags, EqType, GeoType, JointDriveType, JointTargetMode, JointType
 from jaxart.sim.heightfield import Heightfield
 from jaxart.sim.model import Control, Model, State
@@ -31,6 +32,7 @@ __all__ = [
     "MAXVAL",
     "Axis",
     "BodyFlags",
+    "ContactPairConfig",
     "Contacts",
     "Control",
     "EqType",

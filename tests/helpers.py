@@ -18,8 +18,7 @@ MJX_HUMANOID = os.path.join(os.path.dirname(mujoco.__file__), "mjx", "test_data"
 
 
 def mjcf_model(path: str, dtype=jnp.float64) -> jaxart.Model:
-    """Import an MJCF file and finalize it (import warnings, e.g. the MJX humanoid's explicit contact
-    pairs, are silenced)."""
+    """Import an MJCF file and finalize it (import warnings are silenced)."""
     b = jaxart.ModelBuilder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

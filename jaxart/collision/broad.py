@@ -36,6 +36,7 @@ import numpy as np
 from jax import lax
 
 from jaxart.collision.bounds import pair_bound
+from jaxart.collision.contacts import pair_row_values
 from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import GeoType
 
@@ -135,12 +136,18 @@ def select_pairs(model, xw: jnp.ndarray, radius: jnp.ndarray, group, capacity: i
 
 
 def pair_threshold(model, group, dtype, gap=None) -> jnp.ndarray:
-    """Contact threshold [m] of each pair of ``group``: both margins plus ``gap`` (default: both gaps)."""
+    """Contact threshold [m] of each pair of ``group``: both margins plus ``gap`` (default: both gaps).
+
+    Explicit pairs (``group.pair ≥ 0``) use their own ``contact_pair_margin`` and ``contact_pair_gap``.
+    """
     margin = lax.stop_gradient(model.shape_margin).astype(dtype)
     out = take_rows(margin, group.shape_a) + take_rows(margin, group.shape_b)
+    out = pair_row_values(group.pair, lax.stop_gradient(model.contact_pair_margin), out)
     if gap is None:
         g = lax.stop_gradient(model.shape_gap).astype(dtype)
-        return out + take_rows(g, group.shape_a) + take_rows(g, group.shape_b)
+        g = pair_row_values(group.pair, lax.stop_gradient(model.contact_pair_gap),
+                            take_rows(g, group.shape_a) + take_rows(g, group.shape_b))
+        return out + g
     return out + lax.stop_gradient(jnp.asarray(gap, dtype))
 
 

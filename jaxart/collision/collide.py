@@ -7,6 +7,9 @@ Semantics (Newton 1.8):
 * **gap** (``Model.shape_gap``) is the detection distance: a contact is ``active`` when
   ``separation < gap_a + gap_b`` (Newton writes a contact when ``d < gap_a + gap_b``). Passing
   ``gap=`` to :func:`collide` replaces that per-pair sum by one scalar for all pairs.
+* **explicit pairs** (``ModelBuilder.add_shape_contact_pair``) use their own total margin and gap
+  (``Model.contact_pair_margin`` / ``contact_pair_gap``) instead of the two shapes' sums; each row
+  records its explicit pair in ``Contacts.pair`` (−1 for none).
 * **pair capacity** (broad phase, :mod:`jaxart.collision.broad`): per ``(type_a, type_b)`` group at
   most ``pair_capacity`` pairs run the narrow phase each step, the ones whose bounding volumes are
   closest; by default small groups run in full and groups of many candidate pairs are culled.
@@ -55,7 +58,7 @@ from jaxart.collision import (
 )
 from jaxart.collision.bounds import shape_bounding_radius, shape_bounding_radius_host
 from jaxart.collision.broad import pair_capacities
-from jaxart.collision.contacts import Contacts
+from jaxart.collision.contacts import Contacts, pair_row_values
 from jaxart.collision.hull_geometry import stack_hulls
 from jaxart.collision.pairs import PairGroup, pair_groups
 from jaxart.collision.stats import CollideStats, report_overflow
@@ -194,7 +197,7 @@ def _mesh_arrays(model, shapes: np.ndarray, dtype):
 
 
 def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[int, ...] | None = None, gap=None):
-    """Run every group's narrow phase; return flat results, the shape indices and the broad-phase selections.
+    """Run every group's narrow phase; return flat results, the shape and explicit-pair indices and the selections.
 
     A group whose pair capacity (``caps``, :mod:`jaxart.collision.broad`) is below its pair count runs
     on its selected pairs only; its shape indices are then traced instead of static numpy arrays.
@@ -202,7 +205,7 @@ def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[i
     scale = model.shape_scale.astype(xw.dtype)
     culled = caps is not None and any(c < len(g.shape_a) for c, g in zip(caps, groups, strict=True))
     radius = shape_bounding_radius(model, xw.dtype) if culled else None
-    parts, sa_all, sb_all, sels = [], [], [], []
+    parts, sa_all, sb_all, pr_all, sels = [], [], [], [], []
     for i, g in enumerate(groups):
         key = (g.type_a, g.type_b)
         if key in NEVER_COLLIDE:
@@ -231,11 +234,13 @@ def _narrow(model, xw: jnp.ndarray, groups: tuple[PairGroup, ...], caps: tuple[i
         parts.append(tuple(jnp.reshape(r, (-1, *r.shape[2:])) for r in res))
         sa_all.append(_slot_shapes(g.shape_a, k, sel))
         sb_all.append(_slot_shapes(g.shape_b, k, sel))
+        pr_all.append(_slot_shapes(g.pair, k, sel))
     if not parts:
-        return None, np.zeros(0, np.int32), np.zeros(0, np.int32), sels
+        empty = np.zeros(0, np.int32)
+        return None, empty, empty, empty, sels
     flat = tuple(jnp.concatenate(p, axis=0) for p in zip(*parts, strict=True))
     cat = np.concatenate if all(isinstance(x, np.ndarray) for x in sa_all) else jnp.concatenate
-    return flat, cat(sa_all).astype(np.int32), cat(sb_all).astype(np.int32), sels
+    return flat, cat(sa_all).astype(np.int32), cat(sb_all).astype(np.int32), cat(pr_all).astype(np.int32), sels
 
 
 def _select(model, xw, radius, g: PairGroup, cap: int | None, gap):
@@ -248,7 +253,7 @@ def _select(model, xw, radius, g: PairGroup, cap: int | None, gap):
 
 
 def _slot_shapes(shapes: np.ndarray, k: int, sel):
-    """Shape index of every slot: static when the group is evaluated in full, else gathered."""
+    """Per-pair index (shape or explicit pair) of every slot: static when the group is evaluated in full."""
     if sel is None:
         return np.repeat(shapes, k)
     return jnp.repeat(jnp.asarray(shapes)[sel.index], k)
@@ -320,15 +325,17 @@ def collide_with_stats(model, state, *, capacity: int | None = None, gap: float 
     dtype = body_q.dtype
     with jax.named_scope("collide"):
         xw = shape_world_transforms(model, body_q)
-        flat, sa, sb, sels = _narrow(model, xw, groups, caps, gap)
+        flat, sa, sb, pr, sels = _narrow(model, xw, groups, caps, gap)
         n = len(sa)
         cap = n if capacity is None else int(capacity)
         if n == 0:
             return Contacts.empty(cap, dtype), _stats(sels, jnp.zeros((), jnp.int32), cap, overflow_warning, False)
         dist, point, normal, valid = flat
+        pair = jnp.asarray(pr)
         margin = model.shape_margin.astype(dtype)
-        sep = dist - margin[sa] - margin[sb]
-        thresh = (model.shape_gap.astype(dtype)[sa] + model.shape_gap.astype(dtype)[sb]) if gap is None else gap
+        sep = dist - pair_row_values(pair, model.contact_pair_margin, margin[sa] + margin[sb])
+        shape_gap = model.shape_gap.astype(dtype)
+        thresh = pair_row_values(pair, model.contact_pair_gap, shape_gap[sa] + shape_gap[sb]) if gap is None else gap
         active = valid & (sep < thresh)
         shape_body = np.asarray(model.topology.shape_body)
         static_rows = isinstance(sa, np.ndarray)
@@ -343,6 +350,7 @@ def collide_with_stats(model, state, *, capacity: int | None = None, gap: float 
             shape_b=jnp.asarray(sb),
             body_a=jnp.asarray(body_of(sa), jnp.int32),
             body_b=jnp.asarray(body_of(sb), jnp.int32),
+            pair=pair,
             active=active,
         )
         out = _fit_capacity(out, cap)

@@ -44,12 +44,15 @@ class PairGroup:
     Attributes:
         type_a, type_b: :class:`GeoType` values with ``type_a <= type_b``.
         shape_a, shape_b: ``(p,)`` shape indices (A has type ``type_a``).
+        pair: ``(p,)`` int32 index into ``topology.shape_explicit_contact_pairs`` of each pair, −1 when the
+            pair is not explicit.
     """
 
     type_a: int
     type_b: int
     shape_a: np.ndarray
     shape_b: np.ndarray
+    pair: np.ndarray
 
 
 def groups_collide(group_a: np.ndarray, group_b: np.ndarray) -> np.ndarray:
@@ -120,11 +123,32 @@ def _rule_pairs(topology) -> tuple[np.ndarray, np.ndarray]:
     return ia[keep].astype(np.int64), ib[keep].astype(np.int64)
 
 
-def group_pairs(pairs: np.ndarray, shape_type: np.ndarray) -> tuple[PairGroup, ...]:
-    """Canonicalise pairs (A = lower type, then lower index) and group them by type combination."""
+def explicit_pair_index(topology, pairs: np.ndarray) -> np.ndarray:
+    """``(p,)`` int32 index of each shape pair in ``topology.shape_explicit_contact_pairs`` (−1: not explicit)."""
+    pairs = np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1)
+    out = np.full(len(pairs), -1, np.int32)
+    explicit = getattr(topology, "shape_explicit_contact_pairs", None)
+    if explicit is None or len(pairs) == 0:
+        return out
+    lookup = {(int(a), int(b)): k for k, (a, b) in enumerate(np.sort(np.asarray(explicit).reshape(-1, 2), axis=1))}
+    for i, (a, b) in enumerate(pairs.tolist()):
+        out[i] = lookup.get((a, b), -1)
+    return out
+
+
+def group_pairs(pairs: np.ndarray, shape_type: np.ndarray, pair_index: np.ndarray | None = None
+                ) -> tuple[PairGroup, ...]:
+    """Canonicalise pairs (A = lower type, then lower index) and group them by type combination.
+
+    Args:
+        pairs: ``(p, 2)`` shape pairs.
+        shape_type: ``(shape_count,)`` :class:`~jaxart.GeoType` of every shape.
+        pair_index: ``(p,)`` explicit-pair index of each pair (:func:`explicit_pair_index`); ``None``: all −1.
+    """
     shape_type = np.asarray(shape_type)
     if len(pairs) == 0:
         return ()
+    pair_index = np.full(len(pairs), -1, np.int32) if pair_index is None else np.asarray(pair_index, np.int32)
     a, b = pairs[:, 0], pairs[:, 1]
     swap = shape_type[a] > shape_type[b]
     a, b = np.where(swap, b, a), np.where(swap, a, b)
@@ -132,11 +156,13 @@ def group_pairs(pairs: np.ndarray, shape_type: np.ndarray) -> tuple[PairGroup, .
     out = []
     for key in sorted(set(zip(ta.tolist(), tb.tolist(), strict=True))):
         sel = (ta == key[0]) & (tb == key[1])
-        out.append(PairGroup(int(key[0]), int(key[1]), a[sel].astype(np.int32), b[sel].astype(np.int32)))
+        out.append(PairGroup(int(key[0]), int(key[1]), a[sel].astype(np.int32), b[sel].astype(np.int32),
+                             pair_index[sel]))
     return tuple(out)
 
 
 @functools.lru_cache(maxsize=128)
 def pair_groups(topology) -> tuple[PairGroup, ...]:
     """Grouped candidate pairs of a topology (cached: topologies hash by content)."""
-    return group_pairs(candidate_pairs(topology), np.asarray(topology.shape_type))
+    pairs = candidate_pairs(topology)
+    return group_pairs(pairs, np.asarray(topology.shape_type), explicit_pair_index(topology, pairs))

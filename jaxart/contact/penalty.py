@@ -4,7 +4,8 @@ Per active contact row (shapes A, B; unit normal ``n`` from A to B; signed separ
 negative = penetration, margins already subtracted by :func:`jaxart.collision.collide`):
 
 * **Materials** are the arithmetic mean of the two shapes' ``shape_material_ke/kd/kf/ka/mu``
-  (Newton sums the parameters of the valid shapes and divides by their count).
+  (Newton sums the parameters of the valid shapes and divides by their count); rows of an explicit
+  contact pair use the pair's own ``contact_pair_*`` values (:func:`average_materials`).
 * **Normal**: ``f_n = −ke·d − kd·min(v_n, 0)·[d < 0]`` along ``n`` on B (and the opposite on A),
   with ``v_n = n · (v_B − v_A)`` at the inflated contact points ``point_a + margin_a n`` and
   ``point_b − margin_b n``.
@@ -40,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.collision.contacts import pair_row_values, row_margins
 from jaxart.math import small, transform_point
 from jaxart.math.segments import segment_sum
 
@@ -63,7 +65,10 @@ class ContactForces(NamedTuple):
 
 
 def average_materials(model, contacts):
-    """Newton's material averaging: mean of ``ke, kd, kf, ka, mu`` over the valid shapes of each row.
+    """Per-row contact material: Newton's mean of ``ke, kd, kf, ka, mu`` over the valid shapes of each row.
+
+    Rows of an explicit contact pair (``contacts.pair ≥ 0``) take their pair's own values
+    (``Model.contact_pair_ke/kd/kf/ka/mu``, e.g. an MJCF ``<pair friction solref>``) instead of the mean.
 
     Returns:
         Tuple ``(ke, kd, kf, ka, mu)`` of ``(c,)`` arrays (zeros for padding rows).
@@ -73,10 +78,11 @@ def average_materials(model, contacts):
     cnt = jnp.maximum(va.astype(contacts.separation.dtype) + vb.astype(contacts.separation.dtype), 1.0)
     ia, ib = jnp.maximum(sa, 0), jnp.maximum(sb, 0)
     out = []
-    for arr in (model.shape_material_ke, model.shape_material_kd, model.shape_material_kf,
-                model.shape_material_ka, model.shape_material_mu):
-        arr = arr.astype(contacts.separation.dtype)
-        out.append((jnp.where(va, arr[ia], 0.0) + jnp.where(vb, arr[ib], 0.0)) / cnt)
+    for name in ("ke", "kd", "kf", "ka", "mu"):
+        arr = getattr(model, f"shape_material_{name}").astype(contacts.separation.dtype)
+        pair_arr = getattr(model, f"contact_pair_{name}")
+        mean = (jnp.where(va, arr[ia], 0.0) + jnp.where(vb, arr[ib], 0.0)) / cnt
+        out.append(pair_row_values(contacts.pair, pair_arr, mean))
     return tuple(out)
 
 
@@ -113,9 +119,7 @@ def contact_forces(model, state, contacts, *, smooth: float | None = None,
     ke, kd, kf, ka, mu = average_materials(model, contacts)
     n = contacts.normal
     d = contacts.separation
-    margin = model.shape_margin.astype(dt)
-    ma = jnp.where(contacts.shape_a >= 0, margin[jnp.maximum(contacts.shape_a, 0)], 0.0)
-    mb = jnp.where(contacts.shape_b >= 0, margin[jnp.maximum(contacts.shape_b, 0)], 0.0)
+    ma, mb = row_margins(model, contacts)
     pa = contacts.point_a + ma[:, None] * n
     pb = contacts.point_b - mb[:, None] * n
     va, _ = _body_point_velocity(state, model, contacts.body_a, pa)

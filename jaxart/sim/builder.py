@@ -16,6 +16,7 @@ from jaxart.sim.builder_sensors import SensorBuilderMixin
 from jaxart.sim.builder_shapes import ShapeBuilderMixin
 from jaxart.sim.builder_tendons import TendonBuilderMixin
 from jaxart.sim.configs import JointDofConfig, ShapeConfig
+from jaxart.sim.contact_pairs import ContactPairConfig
 from jaxart.sim.enums import JOINT_COORD_DOF_COUNT, Axis, BodyFlags, JointTargetMode, JointType
 from jaxart.sim.validate import (
     as_axis,
@@ -54,6 +55,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
 
     JointDofConfig = JointDofConfig
     ShapeConfig = ShapeConfig
+    ContactPairConfig = ContactPairConfig
 
     def __init__(self, up_axis=Axis.Z, gravity: float = -9.81) -> None:
         self.up_axis = Axis(int(as_axis(up_axis, "ModelBuilder: up_axis").argmax()))

@@ -88,6 +88,7 @@ def merge_builder(dst, src, xform: np.ndarray, prefix: str | None) -> None:
             dst.body_shapes.setdefault(-1, []).append(s + s0)
     dst.shape_collision_filter_pairs.extend((a + s0, b + s0) for a, b in src.shape_collision_filter_pairs)
     dst.shape_explicit_contact_pairs.extend((a + s0, b + s0) for a, b in src.shape_explicit_contact_pairs)
+    dst.shape_explicit_contact_pair_cfg.extend(src.shape_explicit_contact_pair_cfg)  # frozen: shared safely
 
 
 def _move_free_roots(src, xform: np.ndarray) -> tuple[list[float], list[float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxart.sim.configs import ShapeConfig
+from jaxart.sim.contact_pairs import ContactPairConfig
 from jaxart.sim.enums import GeoType
 from jaxart.sim.heightfield import Heightfield, check_heightfield_shape
 from jaxart.sim.inertia import combine_mass, shape_mass_properties
@@ -75,6 +76,7 @@ class ShapeBuilderMixin:
         self.shape_source: list[Mesh | Heightfield | None] = []
         self.shape_collision_filter_pairs: list[tuple[int, int]] = []
         self.shape_explicit_contact_pairs: list[tuple[int, int]] = []
+        self.shape_explicit_contact_pair_cfg: list[ContactPairConfig] = []
 
     @property
     def shape_count(self) -> int:
@@ -267,22 +269,26 @@ class ShapeBuilderMixin:
                 raise ValueError(f"add_shape_collision_filter_pair: shape index {s} does not exist")
         self.shape_collision_filter_pairs.append((min(shape_a, shape_b), max(shape_a, shape_b)))
 
-    def add_shape_contact_pair(self, shape_a: int, shape_b: int) -> None:
+    def add_shape_contact_pair(self, shape_a: int, shape_b: int, cfg: ContactPairConfig | None = None) -> None:
         """Always test ``shape_a`` against ``shape_b`` for contact (jaxart extension; MJCF ``<contact><pair>``).
 
         An explicit pair bypasses every broad-phase filter: collision groups (including group 0),
         ``has_shape_collision``, same-body/parent–child filtering and
         ``add_shape_collision_filter_pair``, like MuJoCo's explicit pairs bypass ``contype``/
         ``conaffinity`` and ``<exclude>``. A pair that the group rules already generate is still
-        tested once. Materials are those of the two shapes (averaged as for any contact).
+        tested once. The pair's contacts use ``cfg``'s parameters (stiffness, damping, friction, margin,
+        gap; :mod:`jaxart.sim.contact_pairs`) in every solver; parameters left ``None`` are those of the two
+        shapes (averaged as for any contact), resolved at ``finalize``.
 
         Args:
             shape_a: First shape index.
             shape_b: Second shape index (order is irrelevant; stored as ``(min, max)``).
+            cfg: The pair's :class:`~jaxart.sim.contact_pairs.ContactPairConfig` (``None``: all from the shapes).
 
         Raises:
             ValueError: A shape index does not exist or is a site, both indices are the same shape, or the
                 pair was already added.
+            TypeError: ``cfg`` is not a ``ContactPairConfig``.
         """
         what = "add_shape_contact_pair"
         idx = []
@@ -300,4 +306,7 @@ class ShapeBuilderMixin:
         if (a, b) in self.shape_explicit_contact_pairs:
             raise ValueError(f"{what}: shapes {self.shape_label[a]!r} and {self.shape_label[b]!r} are already an "
                              "explicit contact pair")
+        if cfg is not None and not isinstance(cfg, ContactPairConfig):
+            raise TypeError(f"{what}: cfg must be a ContactPairConfig or None, got {type(cfg).__name__}")
         self.shape_explicit_contact_pairs.append((a, b))
+        self.shape_explicit_contact_pair_cfg.append(ContactPairConfig() if cfg is None else cfg)

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE, SHAPE_FLAG_VISIBLE
+from jaxart.sim.contact_pairs import contact_pair_fields
 from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
 from jaxart.sim.sensors import sensor_fields
@@ -94,6 +95,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         shape_material_mu_rolling=arr([c.mu_rolling for c in cfg], (ns,)),
         shape_margin=arr([c.margin for c in cfg], (ns,)),
         shape_gap=arr([builder.rigid_gap if c.gap is None else c.gap for c in cfg], (ns,)),
+        **contact_pair_fields(builder, arr),
         **equality_fields(builder, arr),
         **tendon_fields(builder, arr),
         **sensor_fields(builder, arr),

@@ -75,6 +75,15 @@ class Model:
         shape_material_mu, shape_material_restitution, shape_material_mu_torsional,
         shape_material_mu_rolling: ``(shape_count,)`` contact material (Newton's meaning).
         shape_margin, shape_gap: ``(shape_count,)`` contact margin / detection gap [m].
+        contact_pair_ke, contact_pair_kd, contact_pair_kf, contact_pair_ka, contact_pair_mu,
+        contact_pair_mu_torsional, contact_pair_mu_rolling: ``(k,)`` contact material of each explicit
+            contact pair (``k`` rows of ``topology.shape_explicit_contact_pairs``, same order), used by
+            every contact row of the pair instead of the shapes' mean: ke [N/m], kd [N·s/m], kf [N·s/m],
+            ka [m], mu [-], mu_torsional [m], mu_rolling [m] (:mod:`jaxart.sim.contact_pairs`).
+        contact_pair_margin: ``(k,)`` total contact margin of each explicit pair [m] (replaces
+            ``shape_margin[a] + shape_margin[b]`` in the pair's ``separation``).
+        contact_pair_gap: ``(k,)`` detection gap of each explicit pair [m] (replaces
+            ``shape_gap[a] + shape_gap[b]``).
         equality_constraint_anchor: ``(neq, 3)`` anchor point [m]: on body1 (body1 frame) for
             CONNECT, on body2 (body2 frame) for WELD; zeros for JOINT.
         equality_constraint_torquescale: ``(neq,)`` WELD angular-residual scale [m]; 0 otherwise.
@@ -171,6 +180,15 @@ class Model:
     shape_material_mu_rolling: jax.Array
     shape_margin: jax.Array
     shape_gap: jax.Array
+    contact_pair_ke: jax.Array
+    contact_pair_kd: jax.Array
+    contact_pair_kf: jax.Array
+    contact_pair_ka: jax.Array
+    contact_pair_mu: jax.Array
+    contact_pair_mu_torsional: jax.Array
+    contact_pair_mu_rolling: jax.Array
+    contact_pair_margin: jax.Array
+    contact_pair_gap: jax.Array
     equality_constraint_anchor: jax.Array
     equality_constraint_torquescale: jax.Array
     equality_constraint_relpose: jax.Array

@@ -64,23 +64,25 @@ def _smallest(candidates) -> StableStep | None:
 
 def contact_stable_step(model) -> StableStep | None:
     """Stable step of the explicit penalty contact law over all candidate shape pairs (``None``: no pair)."""
-    from jaxart.collision.pairs import candidate_pairs
+    from jaxart.collision.pairs import candidate_pairs, explicit_pair_index
 
     topo = model.topology
     mats = [_concrete(getattr(model, f"shape_material_{k}")) for k in ("ke", "kd", "kf")]
+    pair_mats = [_concrete(getattr(model, f"contact_pair_{k}")) for k in ("ke", "kd", "kf")]
     mass = _concrete(model.body_mass)
-    if mass is None or any(m is None for m in mats):
+    if mass is None or any(m is None for m in mats + pair_mats):
         return None  # traced model (e.g. under vmap): estimated where it is built concretely
     ke, kd, kf = mats
     body = np.asarray(topo.shape_body.array)
+    pairs = candidate_pairs(topo)
     out = []
-    for a, b in candidate_pairs(topo):
+    for (a, b), p in zip(pairs, explicit_pair_index(topo, pairs), strict=True):
         ma = mass[body[a]] if body[a] >= 0 else math.inf
         mb = mass[body[b]] if body[b] >= 0 else math.inf
         m = 1.0 / (1.0 / ma + 1.0 / mb) if math.isfinite(ma) or math.isfinite(mb) else math.inf
         if not (0.0 < m < math.inf):
             continue
-        k, c, f = (0.5 * (x[a] + x[b]) for x in (ke, kd, kf))
+        k, c, f = (float(x[p]) for x in pair_mats) if p >= 0 else (0.5 * (x[a] + x[b]) for x in (ke, kd, kf))
         dt = min(oscillator_stable_step(k, c, m), 2.0 * m / f if f > 0.0 else math.inf)
         out.append(StableStep(dt, f"contact of shapes {topo.shape_label[a]!r} and {topo.shape_label[b]!r} "
                                   f"(ke={k:.3g} N/m, kd={c:.3g} N·s/m, kf={f:.3g} N·s/m on {m:.3g} kg)"))

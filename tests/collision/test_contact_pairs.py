@@ -8,10 +8,12 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import jaxart  # noqa: E402
+import jaxart.contact  # noqa: E402
 from jaxart.collision.pairs import candidate_pairs  # noqa: E402
 from jaxart.sim.configs import ShapeConfig  # noqa: E402
 from jaxart.solvers.mujoco import mjx  # noqa: E402
@@ -54,7 +56,7 @@ def test_builder_validation_names_the_shapes():
 
 def test_add_builder_offsets_pairs_and_finalize_stores_them():
     src, (g, s0, _) = _two_spheres()
-    src.add_shape_contact_pair(g, s0)
+    src.add_shape_contact_pair(g, s0, jaxart.ContactPairConfig(mu=0.2, margin=0.01))
     dst = jaxart.ModelBuilder()
     dst.add_shape_box(dst.add_body(label="extra"), hx=0.1, hy=0.1, hz=0.1)
     dst.add_builder(src, label_prefix="w0")
@@ -65,6 +67,8 @@ def test_add_builder_offsets_pairs_and_finalize_stores_them():
     arr = model.topology.shape_explicit_contact_pairs.array
     assert arr.dtype == np.int32 and arr.shape == (2, 2)
     np.testing.assert_array_equal(arr, dst.shape_explicit_contact_pairs)
+    np.testing.assert_allclose(model.contact_pair_mu, [0.2, 0.2])  # each copy keeps its pair parameters
+    np.testing.assert_allclose(model.contact_pair_margin, [0.01, 0.01])
     empty = jaxart.ModelBuilder().finalize().topology.shape_explicit_contact_pairs.array
     assert empty.shape == (0, 2)
 
@@ -103,17 +107,29 @@ def _humanoid():
     return b, res, caught
 
 
-def test_mjcf_pairs_imported_and_overrides_reported():
+def test_mjcf_pairs_imported_with_their_own_parameters():
     b, res, caught = _humanoid()
     s = res["shapes"]
     assert sorted(b.shape_explicit_contact_pairs) == sorted((s["floor"], s[f]) for f in FEET)
     # body geoms have contype = conaffinity = 0: the pairs are the only contacts
     assert all(not b.shape_cfg[s[f]].has_shape_collision for f in FEET)
-    issues = res["unsupported"]
-    assert len(issues) == 4 and all("imported with the shapes' materials" in i for i in issues)
-    # MuJoCo's pair uses its own friction 1 (default), jaxart averages the geoms' 0.7 and 1.0
-    assert all("friction 1 (jaxart uses the shapes' 0.85)" in i for i in issues)
-    assert any("contact pair '#0' ('floor', 'foot1_right')" in str(w.message) for w in caught)
+    assert res["unsupported"] == []  # every pair parameter is imported
+    model = b.finalize(dtype=jnp.float64)
+    # MuJoCo's pairs use their own friction 1 and solref (0.02, 1) (defaults), not the geoms' (0.7 / 1.0 and
+    # solref 0.015 on the feet): jaxart's mean would give friction 0.85 and a 39 % stiffer contact
+    np.testing.assert_allclose(model.contact_pair_mu, 1.0)
+    mass = float(mujoco.MjModel.from_xml_path(MJX_HUMANOID).body_subtreemass[1])
+    np.testing.assert_allclose(model.contact_pair_ke, mass / 0.02**2, rtol=1e-12)
+    np.testing.assert_allclose(model.contact_pair_kd, 2.0 * mass / 0.02, rtol=1e-12)
+    feet = [s[f] for f in FEET]
+    assert np.all(np.asarray(model.shape_material_ke)[feet] > mass / 0.02**2)  # the geoms' own solref is stiffer
+    lowered = model.state().body_q.at[:, 2].add(-0.005)
+    c = model.collide(model.state().replace(body_q=lowered))
+    ke, kd, _, _, mu = jaxart.contact.average_materials(model, c)
+    act = np.asarray(c.active)
+    assert act.sum() >= 4 and np.all(np.asarray(c.pair)[act] >= 0)
+    np.testing.assert_allclose(np.asarray(mu)[act], 1.0)
+    np.testing.assert_allclose(np.asarray(ke)[act], mass / 0.02**2, rtol=1e-12)
 
 
 def test_mjcf_pair_without_overrides_is_silent_and_duplicates_are_reported():
@@ -139,8 +155,14 @@ def test_mjcf_pair_without_overrides_is_silent_and_duplicates_are_reported():
     assert res2["unsupported"] == [] and len(b2.shape_explicit_contact_pairs) == 1
     friction = xml.replace('<pair geom1="s" geom2="floor"/><pair geom1="floor" geom2="s"/>', "")
     b3 = jaxart.ModelBuilder()
-    with pytest.warns(UserWarning, match="friction 0.3 .*margin 0.01"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the pair's friction and margin are imported, not reported
         b3.add_mjcf(friction)
+    m3 = b3.finalize(dtype=jnp.float64)
+    np.testing.assert_allclose([m3.contact_pair_mu[0], m3.contact_pair_margin[0]], [0.3, 0.01])
+    b4 = jaxart.ModelBuilder()
+    with pytest.warns(UserWarning, match=r"anisotropic friction \[0.3, 0.2\]"):
+        b4.add_mjcf(friction.replace('friction=".3 .3', 'friction=".3 .2'))
 
 
 def _lowest_foot_points(model, res, body_q):
@@ -173,11 +195,10 @@ def test_mjx_humanoid_feet_touch_the_floor_in_jaxart():
     np.testing.assert_allclose(list(_lowest_foot_points(model, res, raised).values()), 0.05, atol=1e-9)
     assert _lowest_foot_points(model, res, st.body_q.at[:, 2].add(0.25)) == {}
     # dropped from 2 cm with SolverFeatherstone: the feet land on the floor through the explicit pairs.
-    # The imported solref gains (ke ~ 1.4e5 N/m, kd ~ 4.8e3 N s/m, scaled by the 41 kg tree mass) are
+    # The pairs' imported solref gains (ke ~ 1.0e5 N/m, kd ~ 4.1e3 N s/m, scaled by the 41 kg tree mass) are
     # made for MuJoCo's implicit constraints; the explicit penalty law needs kd dt < 2 m for the ~1 kg
-    # feet, so softer materials are set (a traced-leaf replace, no rebuild).
-    ns = model.shape_count
-    model = model.replace(shape_material_ke=jnp.full(ns, 2.0e4), shape_material_kd=jnp.full(ns, 300.0))
+    # feet, so softer pair parameters are set (a traced-leaf replace, no rebuild).
+    model = model.replace(contact_pair_ke=jnp.full(4, 2.0e4), contact_pair_kd=jnp.full(4, 300.0))
     solver = jaxart.solvers.SolverFeatherstone(model)
     q = st.joint_q.at[2].add(0.02)
     st = jaxart.eval_fk(model, q, st.joint_qd, st)
@@ -206,7 +227,8 @@ def test_solver_mujoco_exports_the_pairs():
     names = sorted((m.geom(int(g1)).name, m.geom(int(g2)).name) for g1, g2 in zip(m.pair_geom1, m.pair_geom2,
                                                                                  strict=True))
     assert names == sorted(("floor", f) for f in FEET)
-    np.testing.assert_allclose(m.pair_friction[:, 0], 0.85)  # jaxart's averaged material
+    np.testing.assert_allclose(m.pair_friction[:, :2], 1.0)  # the pairs' own friction, not the geoms' mean
+    np.testing.assert_allclose(m.pair_friction[:, 2:], 0.0)  # condim 3: no torsional/rolling friction
     assert np.all(m.geom_contype[m.pair_geom2] == 0) and np.all(m.geom_conaffinity[m.pair_geom2] == 0)
     # 5 mm into the floor MuJoCo finds foot contacts only through the exported pairs
     st = model.state()

@@ -430,9 +430,8 @@ def test_keyframes_mocap_and_other_actuators():
     m = res["mj_model"]
     k = [m.key(i).name for i in range(m.nkey)].index("squat")
     np.testing.assert_allclose(res["keyframes"]["squat"], m.key_qpos[k][res["coord_map"]])
-    # the 4 explicit <pair>s are imported; only their per-pair friction/solref is reported
-    assert len(res["unsupported"]) == 4 and all("imported with the shapes' materials" in i
-                                                for i in res["unsupported"])
+    # the 4 explicit <pair>s are imported with their own friction/solref: nothing is reported
+    assert res["unsupported"] == [] and len(b.shape_explicit_contact_pairs) == 4
     xml = """<mujoco><worldbody><body name="mc" mocap="true" pos="0 0 1"><geom size=".1"/></body>
       <body name="bb"><joint name="ball" type="ball"/><geom size=".1"/>
       <body name="h" pos="0 0 1"><joint name="hinge"/><geom size=".1"/></body></body></worldbody>

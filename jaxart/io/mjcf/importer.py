@@ -25,8 +25,8 @@ position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
                               (:mod:`jaxart.io.mjcf.actuators`)
 geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf.shapes`)
 hfield assets                 ``Heightfield`` shapes for world-body hfield geoms (compiled data)
-contact pair / exclude        explicit contact pairs (:mod:`jaxart.io.mjcf.pairs`; per-pair friction/
-                              solref/margin differing from the shapes' are reported) / filter pairs
+contact pair / exclude        explicit contact pairs with their own friction/solref/margin/gap
+                              (:mod:`jaxart.io.mjcf.pairs`) / filter pairs
 equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf.equality`)
 tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wrapping, pulleys;
                               :mod:`jaxart.io.mjcf.tendons`); servos on
@@ -161,7 +161,7 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     gravity, g_issue = gravity_along_up(m, builder.up_vector)
     issues = flag_iss + model_issues(m) + joint_issues(m) + issues + ([g_issue] if g_issue else []) + equality_issues(m)
     issues += tendon_issues(m) + sensor_issues(m)
-    issues += pair_issues(m, min_timeconst=_min_timeconst(m))
+    issues += pair_issues(m)
     issues += [f"geom {m.geom(g).name or g!r}: SDF geometry" for g in range(m.ngeom)
                if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_SDF)]
     issues += [f"geom {m.geom(g).name or g!r}: heightfield not on the world (jaxart heightfields are static; "
@@ -329,7 +329,7 @@ class _Importer:
                            meshes=self.meshes)
         sites = add_sites(self.b, m, self._body_of, site_label)
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
-        add_contact_pairs(self.b, m, shapes)
+        add_contact_pairs(self.b, m, shapes, min_timeconst=self.min_tc)
         self.geom_shapes, self.site_shapes = shapes, sites
         self.out["shapes"] = {m.geom(g).name: s for g, s in shapes.items() if m.geom(g).name}
         self.out["sites"] = {m.site(k).name: s for k, s in sites.items() if m.site(k).name}

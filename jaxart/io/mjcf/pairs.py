@@ -6,23 +6,26 @@ itself is imported exactly. (``<exclude>`` body pairs are imported by
 :func:`jaxart.io.mjcf.shapes.add_collision_filters` as filter pairs between the bodies' colliding
 shapes.)
 
-Per-pair parameters have no per-pair counterpart in jaxart: a contact's material is the mean of
-its two shapes' materials. A pair is therefore imported exactly only when MuJoCo's pair values
-equal what jaxart derives from the two shapes; every difference is reported in the importer's
-warning (never dropped silently):
+Each pair carries its own contact parameters (:class:`~jaxart.sim.contact_pairs.ContactPairConfig`,
+stored per pair in ``Model.contact_pair_*`` and used by every solver for the pair's contacts):
 
-* sliding friction ``friction[0]`` vs the mean of the two geoms' ``friction[0]``; a different
-  ``friction[1]`` (anisotropic friction); for ``condim ≥ 4`` the torsional and for ``condim = 6``
-  the rolling coefficients vs the geoms' means;
-* ``solref`` → ``(ke, kd)`` with :func:`~jaxart.io.mjcf.convert.solref_gains` (effective mass: the
-  heavier of the two geoms' trees, as in :func:`~jaxart.io.mjcf.shapes.geom_config`) vs the mean
-  of the two shapes' ``ke``/``kd``; a non-zero ``solreffriction``;
-* ``margin`` / ``gap`` vs the larger geom margin / gap (MuJoCo's rule for dynamic contacts, which
-  is what the imported shape margins/gaps reproduce).
+* ``friction[0]`` (sliding) → ``mu``; ``friction[2]`` (torsional) → ``mu_torsional`` when ``condim ≥ 4``,
+  else 0; ``friction[3]`` (rolling) → ``mu_rolling`` when ``condim = 6``, else 0; ``condim = 1``
+  (frictionless) → ``mu = 0``;
+* ``solref`` → ``(ke, kd)`` with :func:`~jaxart.io.mjcf.convert.solref_gains`, the mapping of geom
+  ``solref`` (:mod:`jaxart.io.mjcf.shapes`) with the effective mass of the heavier of the two geoms'
+  kinematic trees and the same ``refsafe`` time-constant clamp;
+* ``margin`` → ``margin`` (the pair's total margin), ``gap`` → ``gap`` (a zero gap leaves the shapes'
+  detection gaps, as for geoms);
+* ``kf``/``ka`` (no MuJoCo counterpart) are the mean of the two shapes' (Newton's rule).
 
-``condim`` and ``solimp`` are not reported, as for geoms (see :mod:`jaxart.io.mjcf.report`).
-Pairs naming a geom that is not imported (heightfield/SDF) and repeated pairs (MuJoCo accepts the
-same geom pair twice; jaxart tests it once) are reported and skipped.
+Not representable, and reported in the importer's warning: anisotropic friction (``friction[1] ≠
+friction[0]``; jaxart uses ``friction[0]`` in every tangent direction) and a non-zero
+``solreffriction``. ``solimp`` is ignored, as for geoms: the ``(ke, kd)`` above are MuJoCo's spring at
+full impedance ``d = dmax`` (``solimp[1]``), which MuJoCo reaches once the penetration exceeds the
+``solimp`` width (1 mm by default); below it MuJoCo's contact is softer by ``d(r)/dmax``. Pairs naming a
+geom that is not imported (heightfield/SDF) and repeated pairs (MuJoCo accepts the same geom pair twice;
+jaxart tests it once) are reported and skipped.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ import numpy as np
 
 from jaxart.io.mjcf.convert import solref_gains
 from jaxart.io.mjcf.flags import contacts_disabled
-from jaxart.io.mjcf.shapes import GEOM_TYPES, geom_config, tree_mass
+from jaxart.io.mjcf.shapes import GEOM_TYPES, tree_mass
+from jaxart.sim.contact_pairs import ContactPairConfig
 
 _RTOL = 1e-6
 
@@ -42,37 +46,30 @@ def _name(m, p: int) -> str:
     return f"contact pair {label!r} ({m.geom(g1).name or g1!r}, {m.geom(g2).name or g2!r})"
 
 
-def _differs(a: float, b: float) -> bool:
-    return abs(a - b) > _RTOL * max(abs(a), abs(b), 1e-12)
-
-
-def _material_issues(m, p: int, *, min_timeconst: float) -> list[str]:
+def pair_config(m, p: int, *, min_timeconst: float) -> ContactPairConfig:
+    """The :class:`ContactPairConfig` of MuJoCo pair ``p`` (see the module docstring)."""
     g1, g2 = int(m.pair_geom1[p]), int(m.pair_geom2[p])
-    c1, c2 = geom_config(m, g1, min_timeconst=min_timeconst), geom_config(m, g2, min_timeconst=min_timeconst)
     fr = np.asarray(m.pair_friction[p], dtype=np.float64)
     dim = int(m.pair_dim[p])
-    out = []
-    checks = [("friction", fr[0], 0.5 * (c1.mu + c2.mu))] if dim > 1 else []
-    if dim > 1 and _differs(fr[1], fr[0]):
-        out.append(f"anisotropic friction {fr[:2].tolist()} (jaxart uses friction[0] in every direction)")
-    if dim >= 4:
-        checks.append(("torsional friction", fr[2], 0.5 * (c1.mu_torsional + c2.mu_torsional)))
-    if dim >= 6:
-        checks.append(("rolling friction", fr[3], 0.5 * (c1.mu_rolling + c2.mu_rolling)))
     mass = max(tree_mass(m, int(m.geom_bodyid[g1])), tree_mass(m, int(m.geom_bodyid[g2])))
     ke, kd = solref_gains(m.pair_solref[p], mass, min_timeconst=min_timeconst)
-    checks += [("solref stiffness ke", ke, 0.5 * (c1.ke + c2.ke)), ("solref damping kd", kd, 0.5 * (c1.kd + c2.kd)),
-               ("margin", float(m.pair_margin[p]), max(m.geom_margin[g1], m.geom_margin[g2])),
-               ("gap", float(m.pair_gap[p]), max(m.geom_gap[g1], m.geom_gap[g2]))]
-    for what, pair_value, used in checks:
-        if _differs(float(pair_value), float(used)):
-            out.append(f"{what} {float(pair_value):.6g} (jaxart uses the shapes' {float(used):.6g})")
+    return ContactPairConfig(ke=ke, kd=kd, mu=float(fr[0]) if dim > 1 else 0.0,
+                             mu_torsional=float(fr[2]) if dim >= 4 else 0.0,
+                             mu_rolling=float(fr[3]) if dim >= 6 else 0.0,
+                             margin=float(m.pair_margin[p]), gap=float(m.pair_gap[p]) or None)
+
+
+def _parameter_issues(m, p: int) -> list[str]:
+    fr = np.asarray(m.pair_friction[p], dtype=np.float64)
+    out = []
+    if int(m.pair_dim[p]) > 1 and abs(fr[1] - fr[0]) > _RTOL * max(abs(fr[0]), abs(fr[1]), 1e-12):
+        out.append(f"anisotropic friction {fr[:2].tolist()} (jaxart uses friction[0] in every direction)")
     if np.any(np.asarray(m.pair_solreffriction[p]) != 0.0):
         out.append(f"solreffriction {np.asarray(m.pair_solreffriction[p]).tolist()} (not representable)")
     return out
 
 
-def pair_issues(m, *, min_timeconst: float) -> list[str]:
+def pair_issues(m) -> list[str]:
     """Importer issues of the model's explicit pairs (see the module docstring); one entry per pair."""
     issues, seen = [], {}
     if contacts_disabled(m):
@@ -88,19 +85,20 @@ def pair_issues(m, *, min_timeconst: float) -> list[str]:
             issues.append(f"{_name(m, p)}: repeats pair #{seen[key]} (jaxart tests a shape pair once); pair skipped")
         else:
             seen[key] = p
-            diffs = _material_issues(m, p, min_timeconst=min_timeconst)
+            diffs = _parameter_issues(m, p)
             if diffs:
-                issues.append(f"{_name(m, p)} imported with the shapes' materials: " + "; ".join(diffs))
+                issues.append(f"{_name(m, p)}: " + "; ".join(diffs))
     return issues
 
 
-def add_contact_pairs(builder, m, shapes: dict[int, int]) -> list[tuple[int, int]]:
-    """Add every importable MuJoCo pair as an explicit jaxart contact pair.
+def add_contact_pairs(builder, m, shapes: dict[int, int], *, min_timeconst: float) -> list[tuple[int, int]]:
+    """Add every importable MuJoCo pair as an explicit jaxart contact pair with its own parameters.
 
     Args:
         builder: Target builder.
         m: Compiled model.
         shapes: Shape index per imported MuJoCo geom id.
+        min_timeconst: ``solref`` time-constant clamp [s] (MuJoCo's ``refsafe``).
 
     Returns:
         The ``(shape_a, shape_b)`` pairs added, in MuJoCo pair order (skipped pairs omitted; none when the
@@ -116,6 +114,6 @@ def add_contact_pairs(builder, m, shapes: dict[int, int]) -> list[tuple[int, int
         a, b = shapes[g1], shapes[g2]
         if (min(a, b), max(a, b)) in builder.shape_explicit_contact_pairs:
             continue  # repeated MuJoCo pair (reported by pair_issues)
-        builder.add_shape_contact_pair(a, b)
+        builder.add_shape_contact_pair(a, b, pair_config(m, p, min_timeconst=min_timeconst))
         added.append((a, b))
     return added

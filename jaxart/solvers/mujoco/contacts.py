@@ -17,6 +17,9 @@ Per-row mapping (the MuJoCo / Newton conventions; jaxart's shape A ↔ ``geom[0]
 * ``includemargin = margin_a + margin_b`` (MuJoCo ``geom_margin`` = ``shape_margin``, gap 0)
   and ``dist = separation + includemargin`` — so MJX's penetration ``dist − includemargin`` is
   jaxart's ``separation`` exactly;
+* rows of an explicit contact pair (``Contacts.pair = k``) take MuJoCo pair ``k``'s ``friction``,
+  ``solref``, ``solimp`` and ``includemargin = margin − gap`` (the exported pair carries the jaxart
+  pair's parameters); other rows:
 * friction, solref, solimp mixed from the two geoms exactly as MuJoCo does for geom pairs
   (priority, ``solmix``; friction = max, clamped to ``mjMINMU``; solref averaged or, for direct
   references, the minimum); the geoms carry the shape materials as converted by
@@ -143,7 +146,7 @@ def contacts_to_mjx(bridge: ContactBridge, m: mjx.Model, template: Contact, cont
     valid = (ga >= 0) & (gb >= 0)
     ga, gb = jnp.maximum(ga, 0), jnp.maximum(gb, 0)
     use = contacts.active & valid & (movable[ga] | movable[gb])
-    margin, friction, solref, solimp = _mix_params(m, ga, gb)
+    margin, friction, solref, solimp = _pair_params(m, contacts.pair, *_mix_params(m, ga, gb))
     sep = contacts.separation.astype(ft)
     dist = jnp.where(use, sep, INACTIVE_DISTANCE) + margin
     frame = jax.vmap(mjx_math.make_frame)(contacts.normal.astype(ft))
@@ -172,6 +175,19 @@ def _mix_params(m: mjx.Model, g1: jax.Array, g2: jax.Array):
     solimp = mix * m.geom_solimp[g1] + (1 - mix) * m.geom_solimp[g2]
     margin = m.geom_margin[g1] + m.geom_margin[g2]
     return margin, fric, solref, solimp
+
+
+def _pair_params(m: mjx.Model, pair: jax.Array, margin, friction, solref, solimp):
+    """The mixed geom parameters with the rows of explicit pairs replaced by MuJoCo pair ``pair``'s.
+
+    MuJoCo pair ``k`` is jaxart's explicit pair ``k`` (:func:`~jaxart.solvers.mujoco.filter.add_contact_pairs`).
+    """
+    if int(m.npair) == 0:
+        return margin, friction, solref, solimp
+    on, k = pair >= 0, jnp.maximum(pair, 0)
+    pick = lambda arr, mixed: jnp.where(on.reshape(-1, *([1] * (mixed.ndim - 1))), arr[k], mixed)  # noqa: E731
+    return (pick(m.pair_margin - m.pair_gap, margin), pick(m.pair_friction, friction), pick(m.pair_solref, solref),
+            pick(m.pair_solimp, solimp))
 
 
 def mjx_forward_with_contacts(m: mjx.Model, d: mjx.Data, contact: Contact) -> mjx.Data:

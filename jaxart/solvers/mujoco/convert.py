@@ -38,7 +38,8 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
   MuJoCo's stiffness/damping ↔ (timeconst, dampratio) relation ``b = 2/(d·τ)``,
   ``k = d(r)/(d² τ² ζ²)`` with impedance ``d = 1`` — or MuJoCo's default ``(0.02, 1)`` when ke or
   kd ≤ 0; ``margin = shape_margin``; ``gap = 0`` always; filtering via
-  :mod:`jaxart.solvers.mujoco.filter`; explicit contact pairs → ``<contact><pair>``.
+  :mod:`jaxart.solvers.mujoco.filter`; explicit contact pairs → ``<contact><pair>`` with the pair's own
+  ``contact_pair_*`` friction, solref (same mapping) and margin.
 * Joint limits ``solref_limit = (−ke, −kd)`` (direct stiffness/damping) when ke > 0; passive
   ``damping``, ``stiffness``/``springref`` (= ``joint_rest_q``), ``armature``, ``frictionloss``; BALL (and the
   angular DOFs of slide + ball FREE joints): one armature / frictionloss per joint (the three axes must
@@ -138,7 +139,9 @@ class _Host:
                   "joint_limit_kd", "joint_target_ke", "joint_target_kd", "joint_stiffness", "joint_rest_q",
                   "joint_damping", "joint_armature", "joint_friction", "joint_effort_limit", "joint_velocity_limit",
                   "shape_transform", "shape_scale", "shape_material_ke", "shape_material_kd", "shape_material_mu",
-                  "shape_material_mu_torsional", "shape_material_mu_rolling", "shape_margin"):
+                  "shape_material_mu_torsional", "shape_material_mu_rolling", "shape_margin", "contact_pair_ke",
+                  "contact_pair_kd", "contact_pair_mu", "contact_pair_mu_torsional", "contact_pair_mu_rolling",
+                  "contact_pair_margin"):
             setattr(self, f, np.asarray(getattr(model, f), dtype=np.float64))
         t = self.topo
         self.jtype, self.parent, self.child = t.joint_type.array, t.joint_parent.array, t.joint_child.array

@@ -136,13 +136,12 @@ def _signed32(v: int) -> int:
 
 
 def add_contact_pairs(spec, h) -> int:
-    """Add one MuJoCo ``<pair>`` per explicit jaxart contact pair; returns how many.
+    """Add one MuJoCo ``<pair>`` per explicit jaxart contact pair, in pair order; returns how many.
 
-    Pair parameters reproduce jaxart's contact materials for that pair: ``friction`` = the mean of
-    the two shapes' ``(mu, mu, mu_torsional, mu_rolling, mu_rolling)`` and ``solref`` from the mean
-    ``ke``/``kd`` (jaxart averages materials per contact, where MuJoCo's dynamic contacts take the
-    maximum friction), ``margin`` = the larger shape margin (MuJoCo's dynamic rule), ``gap`` = 0 and
-    ``condim`` = 3, as for the exported geoms.
+    MuJoCo pair ``k`` is jaxart's explicit pair ``k`` and carries its parameters (``Model.contact_pair_*``):
+    ``friction = (mu, mu, mu_torsional, mu_rolling, mu_rolling)``, ``solref`` from the pair's ``ke``/``kd``
+    (:func:`~jaxart.solvers.mujoco.shapes.solref_from_ke_kd`, the mapping of the exported geoms),
+    ``margin`` = the pair's total margin, ``gap`` = 0 and ``condim`` = 3, as for the exported geoms.
 
     Args:
         spec: The ``mujoco.MjSpec`` being built (geoms named by shape label already added).
@@ -152,13 +151,11 @@ def add_contact_pairs(spec, h) -> int:
     if pairs is None:
         return 0
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    for a, b in pairs:
-        mu = 0.5 * (h.shape_material_mu[a] + h.shape_material_mu[b])
-        tors = 0.5 * (h.shape_material_mu_torsional[a] + h.shape_material_mu_torsional[b])
-        roll = 0.5 * (h.shape_material_mu_rolling[a] + h.shape_material_mu_rolling[b])
-        ke = 0.5 * (h.shape_material_ke[a] + h.shape_material_ke[b])
-        kd = 0.5 * (h.shape_material_kd[a] + h.shape_material_kd[b])
+    for k, (a, b) in enumerate(pairs):
+        mu, tors, roll = (float(h.contact_pair_mu[k]), float(h.contact_pair_mu_torsional[k]),
+                          float(h.contact_pair_mu_rolling[k]))
+        solref = solref_from_ke_kd(float(h.contact_pair_ke[k]), float(h.contact_pair_kd[k]))
         spec.add_pair(geomname1=h.shape_label[a], geomname2=h.shape_label[b], condim=3,
-                      friction=[mu, mu, tors, roll, roll], solref=list(solref_from_ke_kd(float(ke), float(kd))),
-                      margin=float(max(h.shape_margin[a], h.shape_margin[b])), gap=0.0)
+                      friction=[mu, mu, tors, roll, roll], solref=list(solref),
+                      margin=float(h.contact_pair_margin[k]), gap=0.0)
     return len(pairs)

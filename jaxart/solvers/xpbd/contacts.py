@@ -12,7 +12,8 @@ normal ``n`` (A → B) is kept from collision. Per iteration and contact (Jacobi
 * **torsional / rolling**: the relative rotation since the step start about ``n`` / perpendicular
   to ``n`` is cancelled within ``μ_torsional λ_n`` / ``μ_rolling λ_n`` (Newton's units: metres).
 
-Materials ``μ, μ_torsional, μ_rolling, restitution`` are the mean of the two shapes (Newton).
+Materials ``μ, μ_torsional, μ_rolling, restitution`` are the mean of the two shapes (Newton); rows of an
+explicit contact pair take the pair's ``contact_pair_mu/mu_torsional/mu_rolling`` (restitution stays the mean).
 Each contact's impulse is scaled by ``1/N`` where ``N`` counts the penetrating contacts of its
 dynamic body (harmonic mean ``2/(N_A + N_B)`` when both are dynamic; Newton's contact weighting),
 so that a resting box with four corner contacts is not over-corrected.
@@ -26,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.collision.contacts import pair_row_values, row_margins
 from jaxart.math import quat_conjugate, quat_mul, transform_inverse, transform_point
 from jaxart.math.small import dot_last
 from jaxart.solvers.maximal.joints import rotation_vector
@@ -65,21 +67,23 @@ def contact_frame(model, body_q, contacts) -> ContactFrame:
     ib = jnp.where(contacts.body_b >= 0, contacts.body_b, nb)
     q_ext = jnp.concatenate([body_q, jnp.asarray(_IDENT, f)], 0)
     n = contacts.normal.astype(f)
-    margin = model.shape_margin.astype(f)
-    ma = jnp.where(contacts.shape_a >= 0, margin[jnp.maximum(contacts.shape_a, 0)], 0.0)
-    mb = jnp.where(contacts.shape_b >= 0, margin[jnp.maximum(contacts.shape_b, 0)], 0.0)
+    ma, mb = (m.astype(f) for m in row_margins(model, contacts))
     pa = contacts.point_a.astype(f) + ma[:, None] * n
     pb = contacts.point_b.astype(f) - mb[:, None] * n
     la = transform_point(transform_inverse(q_ext[ia]), pa)
     lb = transform_point(transform_inverse(q_ext[ib]), pb)
     mats = []
-    for arr in (model.shape_material_mu, model.shape_material_mu_torsional, model.shape_material_mu_rolling,
-                model.shape_material_restitution):
+    empty = model.shape_material_restitution[:0]  # restitution has no per-pair value
+    for arr, pair_arr in ((model.shape_material_mu, model.contact_pair_mu),
+                          (model.shape_material_mu_torsional, model.contact_pair_mu_torsional),
+                          (model.shape_material_mu_rolling, model.contact_pair_mu_rolling),
+                          (model.shape_material_restitution, empty)):
         arr = arr.astype(f)
         va, vb = contacts.shape_a >= 0, contacts.shape_b >= 0
         cnt = jnp.maximum(va.astype(f) + vb.astype(f), 1.0)
-        mats.append((jnp.where(va, arr[jnp.maximum(contacts.shape_a, 0)], 0.0)
-                     + jnp.where(vb, arr[jnp.maximum(contacts.shape_b, 0)], 0.0)) / cnt)
+        mean = (jnp.where(va, arr[jnp.maximum(contacts.shape_a, 0)], 0.0)
+                + jnp.where(vb, arr[jnp.maximum(contacts.shape_b, 0)], 0.0)) / cnt
+        mats.append(pair_row_values(contacts.pair, pair_arr, mean))
     active = contacts.active & (contacts.shape_a != contacts.shape_b) & (ia != ib)
     return ContactFrame(ia, ib, la, lb, n, active, *mats)
 
