@@ -1,0 +1,124 @@
+"""SolverXPBD at impact: Coulomb friction bounded by each step's normal impulse, no pulling, restitution.
+
+Scenes and rigid-Coulomb closed forms come from ``tests/contact/impact_cases.py``. Each scene is one compiled
+rollout over traced ``dt`` and step count (and, for the box, the three imported MJCF materials, which XPBD's
+rigid contact does not distinguish).
+"""
+
+import pathlib
+import sys
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "contact"))
+import impact_cases as ic  # noqa: E402
+
+import jaxart  # noqa: E402
+
+DTS = (0.002, 0.005, 0.016)
+
+
+def _rollout(solver_kw=None):
+    """``run(model, state, dt, n) -> (final state, body_qd after each step (n_max, nb, 6))`` under one ``jit``.
+
+    The step count ``n`` is traced (a ``while`` loop) and the velocities are kept in a buffer of
+    ``n_max = 1000`` rows (rows past ``n`` stay zero).
+    """
+    kw = solver_kw or {}
+
+    @jax.jit
+    def run(model, state, dt, n):
+        solver = jaxart.solvers.SolverXPBD(model, **kw)
+        buf = jnp.zeros((1000, *state.body_qd.shape), state.body_qd.dtype)
+
+        def body(i, carry):
+            s, b = carry
+            s = solver.step(s, None, model.collide(s), dt)
+            return s, b.at[i].set(s.body_qd)
+
+        return jax.lax.fori_loop(0, n, body, (state, buf))
+
+    return run
+
+
+def _impulses(qd, v0, mass, dt):
+    """Per-step contact impulses on a single body from its velocity history: ``(tangential (n, 2), normal (n,))``.
+
+    ``m Δv`` minus gravity's ``m g dt``; ``qd`` ``(n, 6)`` after each step, ``v0`` ``(6,)`` before the first.
+    """
+    v = np.concatenate([np.asarray(v0)[None, :3], np.asarray(qd)[:, :3]], 0)
+    dp = mass * np.diff(v, axis=0)
+    dp[:, 2] += mass * ic.G * dt
+    return dp[:, :2], dp[:, 2]
+
+
+def _box_models():
+    out = {}
+    for name in ic.MATERIALS:
+        b = jaxart.ModelBuilder()
+        b.add_mjcf(ic.sliding_box_mjcf(name, 0.005))  # XPBD uses only μ: one model per material for all steps
+        model = b.finalize(dtype=jnp.float64)
+        out[name] = (model, ic.mjcf_box_state(model))
+    return out
+
+
+def test_sliding_box_landing_stops_at_rigid_coulomb_distance():
+    """The box landing while sliding: stopping distance within 5 % of rigid Coulomb for every material and step,
+    each step's friction impulse inside μ times its normal impulse, the normal impulse never pulling, and MuJoCo C's
+    distance on the same MJCF within 2 % at 2 and 5 ms."""
+    run = _rollout()
+    rigid = ic.rigid_box_stop_distance()
+    t_end = ic.rigid_box_stop_time() + 0.3
+    mass = ic.box_mass()
+    for name, (model, state) in _box_models().items():
+        for dt in DTS:
+            n = int(round(t_end / dt))
+            final, qd = run(model, state, dt, n)
+            dist = float(final.body_q[0, 0] - state.body_q[0, 0])
+            assert dist == pytest.approx(rigid, rel=0.05), (name, dt)
+            tang, norm = _impulses(qd[:n, 0], state.body_qd[0], mass, dt)
+            assert np.all(norm > -1e-9), (name, dt)  # never pulls
+            assert np.all(np.linalg.norm(tang, axis=1) <= ic.MU * norm + 1e-9), (name, dt)  # cone per step
+            if name == "mjcf_default" and dt < 0.01:
+                assert dist == pytest.approx(ic.mujoco_box_stop_distance(name, dt), rel=0.02)
+
+
+def test_backspin_ball_follows_rigid_coulomb():
+    """A ball dropped with backspin: position after 1 s within 3 % of the rigid-Coulomb closed form at 2, 5 and
+    16 ms, the final rolling speed (5 vx + 2 R wy)/7 within 0.5 %, the friction cone held at every step."""
+    vx0, wy0, r = 2.0, -30.0, 0.1
+    model, state = ic.backspin_ball_model(vx0, wy0, radius=r)
+    run = _rollout()
+    mass = float(model.body_mass[0])
+    for dt in DTS:
+        n = int(round(1.0 / dt))
+        final, qd = run(model, state, dt, n)
+        x = float(final.body_q[0, 0] - state.body_q[0, 0])
+        assert x == pytest.approx(ic.rigid_ball_x(n * dt, vx0, wy0, radius=r), rel=0.03), dt
+        assert float(final.body_qd[0, 0]) == pytest.approx((5.0 * vx0 + 2.0 * r * wy0) / 7.0, rel=5e-3), dt
+        tang, norm = _impulses(qd[:n, 0], state.body_qd[0], mass, dt)
+        assert np.all(norm > -1e-9), dt
+        assert np.all(np.linalg.norm(tang, axis=1) <= ic.MU * norm + 1e-9), dt
+        # the landing step(s): friction at the cone, as the rigid impact's μ·m·√(2gh)
+        hit = int(np.argmax(norm > 0.3 * mass * np.sqrt(2 * ic.G * ic.DROP)))
+        assert -tang[hit, 0] == pytest.approx(ic.MU * norm[hit], rel=1e-6), dt
+
+
+@pytest.mark.parametrize("restitution", [False, True])
+def test_separating_contact_never_pulls(restitution):
+    """A ball touching (1 mm inside) the ground and leaving it upward at 1 m/s while sliding: one step is free
+    flight (no normal or friction impulse), with and without the restitution pass."""
+    model, state = ic.backspin_ball_model(1.0, 0.0)
+    q = state.body_q.at[0, 2].set(0.1 - 1e-3)
+    state = state.replace(body_q=q, body_qd=state.body_qd.at[0, 2].set(1.0))
+    solver = jaxart.solvers.SolverXPBD(model, enable_restitution=restitution)
+    dt = 0.005
+    assert bool(model.collide(state).active.any())
+    s1 = jax.jit(lambda s: solver.step(s, None, model.collide(s), dt))(state)
+    np.testing.assert_allclose(s1.body_qd[0], [1.0, 0.0, 1.0 - ic.G * dt, 0.0, 0.0, 0.0], atol=1e-12)
