@@ -11,9 +11,10 @@ spinning by ``θ`` in a step thus keeps its contact point at the bottom (a mater
 
 * **normal**: for ``d < 0`` a positional impulse ``Δλ_n = −d / w_n`` (times ``relaxation``),
   accumulated ``λ_n ≥ 0``;
-* **friction**: the tangential drift of the two contact points since the step start is cancelled
+* **friction**: the tangential drift of the two material points since the step start is cancelled
   (static friction) as long as the accumulated tangential impulse stays inside the cone
-  ``λ_t ≤ μ λ_n``; beyond it the impulse is capped at the cone (dynamic friction);
+  ``λ_t ≤ μ λ_n`` of the same step; beyond it the impulse is capped at the cone (dynamic friction),
+  so a step's friction impulse never exceeds ``μ`` times its normal impulse, at impacts too;
 * **torsional / rolling**: the relative rotation since the step start about ``n`` / perpendicular
   to ``n`` is cancelled within ``μ_torsional λ_n`` / ``μ_rolling λ_n`` (Newton's units: metres).
 
