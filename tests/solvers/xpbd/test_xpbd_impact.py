@@ -142,3 +142,33 @@ def test_restitution_at_model_steps():
         assert vz[k] == pytest.approx(e * np.sqrt(2.0 * ic.G * ic.DROP), rel=0.05), dt
         _, norm = _impulses(qd[:n, 0], state.body_qd[0], float(model.body_mass[0]), dt)
         assert np.all(norm > -1e-9), dt
+
+
+def test_rounded_shapes_push_at_their_geometric_point():
+    """Spheres and capsules get a core point (centre / segment point) and their radius; a box keeps its corner."""
+    from jaxart.solvers.xpbd.contacts import contact_frame
+
+    b = jaxart.ModelBuilder()
+    ball = b.add_body(xform=(0.0, 0.0, 0.099, 0.0, 0.0, 0.0, 1.0))
+    b.add_shape_sphere(ball, radius=0.1)
+    cap = b.add_body(xform=(1.0, 0.0, 0.049, 0.7071067811865476, 0.0, 0.0, 0.7071067811865476))  # axis along y
+    b.add_shape_capsule(cap, radius=0.05, half_height=0.2)
+    box = b.add_body(xform=(-1.0, 0.0, 0.099, 0.0, 0.0, 0.0, 1.0))
+    b.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+    b.add_ground_plane()
+    model = b.finalize(dtype=jnp.float64)
+    state = model.state()
+    cf = contact_frame(model, state.body_q, model.collide(state))
+    on = np.asarray(cf.active)
+    body = np.asarray(jnp.where(cf.ib < model.body_count, cf.ib, cf.ia))[on]
+    rad = np.asarray(cf.radius_a + cf.radius_b)[on]
+    core = np.asarray(jnp.where((cf.ib < model.body_count)[:, None], cf.core_b, cf.core_a))[on]
+    local = np.asarray(jnp.where((cf.ib < model.body_count)[:, None], cf.local_b, cf.local_a))[on]
+    assert set(body.tolist()) == {ball, cap, box}
+    np.testing.assert_allclose(rad[body == ball], 0.1)
+    np.testing.assert_allclose(core[body == ball], 0.0, atol=1e-12)  # the centre
+    np.testing.assert_allclose(rad[body == cap], 0.05)
+    np.testing.assert_allclose(core[body == cap][:, :2], 0.0, atol=1e-12)  # on the segment (local z axis)
+    assert np.all(np.abs(core[body == cap][:, 2]) <= 0.2 + 1e-12)
+    np.testing.assert_allclose(rad[body == box], 0.0)
+    np.testing.assert_allclose(core[body == box], local[body == box])  # corners: the material points
