@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.math import inv3, quat_integrate, quat_rotate, quat_rotate_inv
+from jaxart.math import inv3, quat_exp, quat_integrate, quat_mul, quat_rotate, quat_rotate_inv
 from jaxart.math.small import dot_last, matvec
 from jaxart.sim.enums import BodyFlags
 from jaxart.sim.gravity import gravity_mass
@@ -38,13 +38,14 @@ def kinematic_mask(model) -> np.ndarray:
     return (np.asarray(model.topology.body_flags.array) & int(BodyFlags.KINEMATIC)) != 0
 
 
-def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: float):
+def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: float, exact_rotation: bool = False):
     """Newton's ``integrate_rigid_body`` for all bodies (semi-implicit Euler at the COM).
 
     ``v ← v + (f/m + (1 − gravcomp) g)·dt`` (gravity only for bodies with mass), angular velocity in the body
     frame with the explicit gyroscopic term ``−ω × Iω``, ``q ← normalize(q + ½ [ω,0] ⊗ q dt)``,
     then ``ω ← ω (1 − angular_damping·dt)`` (after the rotation update, as Newton). Kinematic
-    bodies are returned unchanged.
+    bodies are returned unchanged. ``exact_rotation`` replaces the quaternion update by the exponential
+    map ``q ← exp(½ ω dt) ⊗ q`` (a body spinning freely turns by exactly ``|ω| dt``).
 
     Returns:
         ``(body_q, body_qd)``.
@@ -63,7 +64,7 @@ def integrate_bodies(model, body_q, body_qd, body_f, dt, *, angular_damping: flo
     wb = quat_rotate_inv(r0, w0)
     tb = quat_rotate_inv(r0, body_f[:, 3:]) - jnp.cross(wb, matvec(inertia, wb))
     w1 = quat_rotate(r0, wb + matvec(inv_i, tb) * dt)
-    r1 = quat_integrate(r0, w1, dt)
+    r1 = quat_mul(quat_exp(w1 * dt), r0) if exact_rotation else quat_integrate(r0, w1, dt)
     w1 = w1 * (1.0 - angular_damping * dt)
     q_new = jnp.concatenate([x1 - quat_rotate(r1, com), r1], -1)
     qd_new = jnp.concatenate([v1, w1], -1)

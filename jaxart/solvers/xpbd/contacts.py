@@ -1,14 +1,20 @@
 """XPBD rigid contact: non-penetration, static/dynamic Coulomb friction, torsional and rolling friction.
 
-Contact points are frozen in each body's frame at the start of the step (margin-inflated surface
-points, so ``n · (p_B − p_A)`` is the signed separation) and re-evaluated at every iterate; the
-normal ``n`` (A → B) is kept from collision. Per iteration and contact (Jacobi over contacts):
+Contact points are frozen in each body's frame at the start of the step and re-evaluated at every
+iterate; the normal ``n`` (A → B) is kept from collision. Each side has two points: the *material*
+point (the margin-inflated surface point, carried by the body's rotation), whose drift is the slip,
+and the *geometric* point, a frozen core point plus the shape's rounding radius along ``n`` (spheres:
+the centre plus ``r``; capsules: the segment point plus ``r``; other shapes: the material point), at
+which the impulses act and whose separation ``d = n · (g_B − g_A)`` is the signed distance. A ball
+spinning by ``θ`` in a step thus keeps its contact point at the bottom (a material point would rise by
+``r (1 − cos θ)`` and leave the ball penetrating). Per iteration and contact (Jacobi over contacts):
 
 * **normal**: for ``d < 0`` a positional impulse ``Δλ_n = −d / w_n`` (times ``relaxation``),
   accumulated ``λ_n ≥ 0``;
-* **friction**: the tangential drift of the two contact points since the step start is cancelled
+* **friction**: the tangential drift of the two material points since the step start is cancelled
   (static friction) as long as the accumulated tangential impulse stays inside the cone
-  ``λ_t ≤ μ λ_n``; beyond it the impulse is capped at the cone (dynamic friction);
+  ``λ_t ≤ μ λ_n`` of the same step; beyond it the impulse is capped at the cone (dynamic friction),
+  so a step's friction impulse never exceeds ``μ`` times its normal impulse, at impacts too;
 * **torsional / rolling**: the relative rotation since the step start about ``n`` / perpendicular
   to ``n`` is cancelled within ``μ_torsional λ_n`` / ``μ_rolling λ_n`` (Newton's units: metres).
 
@@ -30,6 +36,7 @@ import numpy as np
 from jaxart.collision.contacts import pair_row_values, row_margins
 from jaxart.math import quat_conjugate, quat_mul, transform_inverse, transform_point
 from jaxart.math.small import dot_last
+from jaxart.sim.enums import GeoType
 from jaxart.solvers.maximal.joints import rotation_vector
 from jaxart.solvers.maximal.sums import segment_sum
 from jaxart.solvers.xpbd.common import (
@@ -57,10 +64,25 @@ class ContactFrame(NamedTuple):
     mu_torsional: jnp.ndarray
     mu_rolling: jnp.ndarray
     restitution: jnp.ndarray
+    core_a: jnp.ndarray
+    core_b: jnp.ndarray
+    radius_a: jnp.ndarray
+    radius_b: jnp.ndarray
+
+
+def _rounding_radius(model, shape, f):
+    """Rounding radius [m] of each contact shape (sphere/capsule radius, else 0), ``(C,)``."""
+    st = jnp.asarray(np.isin(np.asarray(model.shape_type), (int(GeoType.SPHERE), int(GeoType.CAPSULE))))
+    idx = jnp.maximum(shape, 0)
+    return jnp.where((shape >= 0) & st[idx], model.shape_scale[idx, 0].astype(f), 0.0)
 
 
 def contact_frame(model, body_q, contacts) -> ContactFrame:
-    """Freeze the contact points in the body frames of ``body_q`` (the collision poses)."""
+    """Freeze the contact points in the body frames of ``body_q`` (the collision poses).
+
+    ``local_a/b``: material points ``(C, 3)`` [m, body frame]; ``core_a/b``: the material points moved by the
+    rounding radii ``radius_a/b`` ``(C,)`` [m] against ``n`` (A) / along ``n`` (B), body frame.
+    """
     nb = model.body_count
     f = body_q.dtype
     ia = jnp.where(contacts.body_a >= 0, contacts.body_a, nb)
@@ -70,8 +92,11 @@ def contact_frame(model, body_q, contacts) -> ContactFrame:
     ma, mb = (m.astype(f) for m in row_margins(model, contacts))
     pa = contacts.point_a.astype(f) + ma[:, None] * n
     pb = contacts.point_b.astype(f) - mb[:, None] * n
-    la = transform_point(transform_inverse(q_ext[ia]), pa)
-    lb = transform_point(transform_inverse(q_ext[ib]), pb)
+    ta_inv, tb_inv = transform_inverse(q_ext[ia]), transform_inverse(q_ext[ib])
+    la, lb = transform_point(ta_inv, pa), transform_point(tb_inv, pb)
+    rad_a, rad_b = _rounding_radius(model, contacts.shape_a, f), _rounding_radius(model, contacts.shape_b, f)
+    ca = transform_point(ta_inv, pa - rad_a[:, None] * n)
+    cb = transform_point(tb_inv, pb + rad_b[:, None] * n)
     mats = []
     empty = model.shape_material_restitution[:0]  # restitution has no per-pair value
     for arr, pair_arr in ((model.shape_material_mu, model.contact_pair_mu),
@@ -85,7 +110,7 @@ def contact_frame(model, body_q, contacts) -> ContactFrame:
                 + jnp.where(vb, arr[jnp.maximum(contacts.shape_b, 0)], 0.0)) / cnt
         mats.append(pair_row_values(contacts.pair, pair_arr, mean))
     active = contacts.active & (contacts.shape_a != contacts.shape_b) & (ia != ib)
-    return ContactFrame(ia, ib, la, lb, n, active, *mats)
+    return ContactFrame(ia, ib, la, lb, n, active, *mats, ca, cb, rad_a, rad_b)
 
 
 class ContactLambda(NamedTuple):
@@ -104,8 +129,9 @@ def zero_lambda(cf: ContactFrame) -> ContactLambda:
 
 
 def _points(ra, rb, cf: ContactFrame):
-    pa = transform_point(ra.q, cf.local_a)
-    pb = transform_point(rb.q, cf.local_b)
+    """Geometric contact points of both sides and their levers from the COMs (world)."""
+    pa = transform_point(ra.q, cf.core_a) + cf.radius_a[:, None] * cf.normal
+    pb = transform_point(rb.q, cf.core_b) - cf.radius_b[:, None] * cf.normal
     return pa, pb, pa - ra.com_w, pb - rb.com_w
 
 
@@ -136,8 +162,8 @@ def solve_contacts(b: Bodies, q0_ext, cf: ContactFrame, lam: ContactLambda, *, r
     ok_n = pen & (w_n > 0.0)
     dn = jnp.where(ok_n, relaxation * weight * -d / jnp.where(ok_n, w_n, 1.0), 0.0)
     lam_n = lam.normal + dn
-    # friction: tangential drift of the two contact points since the step start
-    drift = pb - pa
+    # friction: tangential drift of the two material points since the step start
+    drift = transform_point(rb.q, cf.local_b) - transform_point(ra.q, cf.local_a)
     drift = drift - dot_last(drift, n)[:, None] * n
     s, t = safe_unit(drift)
     w_t = row_linear_weight(ra, r_a, t) + row_linear_weight(rb, r_b, t)

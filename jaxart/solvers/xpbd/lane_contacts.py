@@ -73,19 +73,22 @@ def _capped(on, err, w, room):
 class _Geometry(NamedTuple):
     ra: Bodies
     rb: Bodies
-    pa: tuple
+    pa: tuple  # geometric contact points (``contacts._points``)
     pb: tuple
+    drift: tuple  # material point of B minus that of A
     rel: tuple
 
 
 def _contact_geometry(b: Bodies, cd) -> _Geometry:
     """Both bodies' rows, the contact points and the relative rotation since the step start."""
     ra, rb = _contact_rows(b, cd["eq_a"]), _contact_rows(b, cd["eq_b"])
-    pa = s.add(ra.p, s.qrot(ra.q, cd["local_a"]))
-    pb = s.add(rb.p, s.qrot(rb.q, cd["local_b"]))
+    n = cd["normal"]
+    pa = s.add(s.add(ra.p, s.qrot(ra.q, cd["core_a"])), s.scale(n, cd["radius_a"]))
+    pb = s.sub(s.add(rb.p, s.qrot(rb.q, cd["core_b"])), s.scale(n, cd["radius_b"]))
+    drift = s.sub(s.add(rb.p, s.qrot(rb.q, cd["local_b"])), s.add(ra.p, s.qrot(ra.q, cd["local_a"])))
     rel = s.sub(s.rotation_vector(s.qmul(rb.q, s.qconj(cd["q0_b"]))),
                 s.rotation_vector(s.qmul(ra.q, s.qconj(cd["q0_a"]))))
-    return _Geometry(ra, rb, pa, pb, rel)
+    return _Geometry(ra, rb, pa, pb, drift, rel)
 
 
 def _contact_impulses(g: _Geometry, weight, pen, cd, lam, relax):
@@ -99,8 +102,7 @@ def _contact_impulses(g: _Geometry, weight, pen, cd, lam, relax):
     ok_n = pen & (w_n > 0.0)
     dn = jnp.where(ok_n, relax * weight * -d / jnp.where(ok_n, w_n, 1.0), 0.0)
     lam_n = lam[0] + dn
-    drift = s.sub(pb, pa)
-    drift = s.sub(drift, s.scale(n, s.dot(drift, n)))
+    drift = s.sub(g.drift, s.scale(n, s.dot(g.drift, n)))
     sd, t = s.safe_unit(drift)
     w_t = row_w(ra, r_a, t) + row_w(rb, r_b, t)
     on = cd["active"] & (lam_n > 0.0) & (w_t > 0.0)
@@ -122,7 +124,8 @@ def _contact_impulses(g: _Geometry, weight, pen, cd, lam, relax):
 
 def solve_contacts(b: Bodies, cd, lam, relax: float):
     """``maximal_xpbd_contacts.solve_contacts`` (one Jacobi pass over all contacts)."""
-    geo_in = {k: cd[k] for k in ("eq_a", "eq_b", "local_a", "local_b", "q0_a", "q0_b")}
+    geo_in = {k: cd[k] for k in ("eq_a", "eq_b", "local_a", "local_b", "core_a", "core_b", "radius_a", "radius_b",
+                                 "normal", "q0_a", "q0_b")}
     g = stage(_contact_geometry, b, geo_in)
     d = s.dot(cd["normal"], s.sub(g.pb, g.pa))
     pen = cd["active"] & (d < 0.0)

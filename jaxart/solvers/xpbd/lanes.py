@@ -306,7 +306,7 @@ def _passive_wrenches(st, jd, pv, pose, com):
 
 
 def _integrate(pose, twist, force, torque, bd, dt, angular_damping):
-    """``maximal_integrate.integrate_bodies`` (without the kinematic mask)."""
+    """``maximal_integrate.integrate_bodies(exact_rotation=True)`` (without the kinematic mask)."""
     (x0, r0), v0, w0 = pose, twist[:3], twist[3:]
     com, inv_m, inv_i, inertia = bd["com"], bd["inv_m"], bd["inv_i"], bd["inertia"]
     x_com = s.add(x0, s.qrot(r0, com))
@@ -316,18 +316,16 @@ def _integrate(pose, twist, force, torque, bd, dt, angular_damping):
     wb = s.qrot(s.qconj(r0), w0)
     tb = s.sub(s.qrot(s.qconj(r0), torque), s.cross(wb, s.matvec(inertia, wb)))
     w1 = s.qrot(r0, s.add(wb, s.scale(s.matvec(inv_i, tb), dt)))
-    r1 = s.qintegrate(r0, w1, dt)
+    r1 = s.qmul(s.qexp(s.scale(w1, dt)), r0)
     w1 = s.scale(w1, 1.0 - angular_damping * dt)
     return (s.sub(x1, s.qrot(r1, com)), r1), (*v1, *w1)
 
 
 def _velocities(pose_old, pose_new, com, dt):
-    """Newton's velocities from the pose change (as :mod:`jaxart.solvers.xpbd.solver`)."""
+    """Velocities from the pose change, ``ω = log(Δq)/dt`` (as :mod:`jaxart.solvers.xpbd.solver`)."""
     x_new = s.add(pose_new[0], s.qrot(pose_new[1], com))
     x_old = s.add(pose_old[0], s.qrot(pose_old[1], com))
-    dq = s.qmul(pose_new[1], s.qconj(pose_old[1]))
-    w = s.scale(dq[:3], 2.0 / dt)
-    w = s.where(dq[3] < 0.0, s.neg(w), w)
+    w = s.scale(s.rotation_vector(s.qmul(pose_new[1], s.qconj(pose_old[1]))), 1.0 / dt)
     return (*(x / dt for x in s.sub(x_new, x_old)), *w)
 
 

@@ -86,6 +86,16 @@ def qintegrate(q, omega, dt) -> tuple:
     return qnormalize(tuple(x + h * y for x, y in zip(q, d, strict=True)))
 
 
+def qexp(v) -> tuple:
+    """``quat_exp``: the unit quaternion of rotation vector ``v``, smooth at ``v = 0``."""
+    sq = dot(v, v)
+    tiny = sq < 1e-8
+    theta = jnp.sqrt(jnp.where(tiny, 1.0, sq))
+    k = jnp.where(tiny, 0.5 - sq / 48.0, jnp.sin(0.5 * theta) / theta)
+    w = jnp.where(tiny, 1.0 - sq / 8.0, jnp.cos(0.5 * theta))
+    return (*scale(v, k), w)
+
+
 def tmul(a, b) -> tuple:
     """Pose composition ``a * b`` (``b`` first)."""
     return add(a[0], qrot(a[1], b[0])), qmul(a[1], b[1])
