@@ -1,7 +1,7 @@
 """Seconds to the first step: trace, lowering and XLA compile time of jaxart programs vs MJX's.
 
-Usage: ``python benchmarks/compile.py [--programs step fk grad ball_grad] [--impls jaxart mjx] [--batch 64]
-[--steps 100] [--quick] [--in-process]``.
+Usage: ``python benchmarks/compile.py [--programs step fk grad ball_grad] [--impls jaxart jaxart-fast mjx]
+[--batch 64] [--steps 100] [--quick] [--in-process]``.
 
 Every (program, implementation) pair is compiled in a fresh Python process (a cold start: nothing traced or
 compiled before, JAX's persistent compilation cache off, ``JAXART_COMPILATION_CACHE=0``), on the same model
@@ -14,6 +14,9 @@ file for jaxart and MJX:
   ground contact with respect to the joint forces of every step (jaxart: ``jaxart.rollout``; MJX:
   ``lax.scan`` over ``mjx.step``, the ``jax.grad`` of it);
 * ``ball_step``, ``ball_fk``, ``ball_grad``: the same programs for a single free sphere dropped on a plane.
+
+``jaxart-fast`` (and ``mjx-fast``, not run by default) compile the same program with
+``jax.jit(..., compiler_options=jaxart.fast_compile_options())`` (XLA:CPU's older fusion emitter).
 
 Columns: trace (Python tracing to a jaxpr, ``jit(f).trace``), lower (jaxpr → StableHLO, ``.lower()``),
 XLA (``.compile()``), total (their sum: the wait before the first step, without the model build), CPU (the
@@ -35,7 +38,8 @@ import warnings
 
 PROGRAMS = ("step", "fk", "grad", "ball_step", "ball_fk", "ball_grad")
 DEFAULT = ("step", "fk", "grad", "ball_grad")
-IMPLS = ("jaxart", "mjx")
+IMPLS = ("jaxart", "jaxart-fast", "mjx", "mjx-fast")
+DEFAULT_IMPLS = ("jaxart", "jaxart-fast", "mjx")
 
 BALL_XML = """<mujoco model="ball">
   <option timestep="0.002"/>
@@ -53,7 +57,7 @@ def _xml(program: str) -> str:
 
 
 def _jaxart_program(program: str, xml: str, batch: int, steps: int):
-    """``(jitted function, example arguments)`` of a jaxart program."""
+    """``(function, example arguments)`` of a jaxart program."""
     import jax
     import jax.numpy as jnp
 
@@ -68,11 +72,11 @@ def _jaxart_program(program: str, xml: str, batch: int, steps: int):
     dt = 2e-3
     if program == "step":
         states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), model.state())
-        return jax.jit(jax.vmap(lambda s: solver.step(s, None, model.collide(s), dt))), (states,)
+        return jax.vmap(lambda s: solver.step(s, None, model.collide(s), dt)), (states,)
     if program == "fk":
         q = jnp.broadcast_to(model.joint_q, (batch, *model.joint_q.shape))
         qd = jnp.zeros((batch, model.joint_dof_count), q.dtype)
-        return jax.jit(jax.vmap(lambda a, v: jaxart.eval_fk(model, a, v))), (q, qd)
+        return jax.vmap(lambda a, v: jaxart.eval_fk(model, a, v)), (q, qd)
 
     def loss(joint_f):
         ctrl = model.control()
@@ -80,11 +84,11 @@ def _jaxart_program(program: str, xml: str, batch: int, steps: int):
         final, _ = jaxart.rollout(solver, model.state(), ctrl, dt=dt, output_fn=lambda s: None)
         return jnp.sum(final.joint_q ** 2) + jnp.sum(final.joint_qd ** 2)
 
-    return jax.jit(jax.grad(loss)), (jnp.zeros((steps, model.joint_dof_count), model.joint_q.dtype),)
+    return jax.grad(loss), (jnp.zeros((steps, model.joint_dof_count), model.joint_q.dtype),)
 
 
 def _mjx_program(program: str, xml: str, batch: int, steps: int):
-    """``(jitted function, example arguments)`` of the same program in MJX."""
+    """``(function, example arguments)`` of the same program in MJX."""
     import jax
     import jax.numpy as jnp
     import mujoco
@@ -96,11 +100,11 @@ def _mjx_program(program: str, xml: str, batch: int, steps: int):
     mx = mjx.put_model(mj)
     if program == "step":
         dx = jax.vmap(lambda _: mjx.make_data(mx))(jnp.arange(batch))
-        return jax.jit(jax.vmap(lambda d: mjx.step(mx, d))), (dx,)
+        return jax.vmap(lambda d: mjx.step(mx, d)), (dx,)
     dx0 = mjx.make_data(mx)
     if program == "fk":
         q = jnp.broadcast_to(jnp.asarray(mj.qpos0, jnp.float32), (batch, mj.nq))
-        return jax.jit(jax.vmap(lambda a: (lambda d: (d.xpos, d.xquat))(mjx.kinematics(mx, dx0.replace(qpos=a))))), (q,)
+        return jax.vmap(lambda a: (lambda d: (d.xpos, d.xquat))(mjx.kinematics(mx, dx0.replace(qpos=a)))), (q,)
 
     def loss(qfrc):
         def body(d, f):
@@ -109,7 +113,7 @@ def _mjx_program(program: str, xml: str, batch: int, steps: int):
         final, _ = jax.lax.scan(body, dx0, qfrc)
         return jnp.sum(final.qpos ** 2) + jnp.sum(final.qvel ** 2)
 
-    return jax.jit(jax.grad(loss)), (jnp.zeros((steps, mj.nv), jnp.float32),)
+    return jax.grad(loss), (jnp.zeros((steps, mj.nv), jnp.float32),)
 
 
 def hlo_ops(text: str) -> int:
@@ -122,8 +126,11 @@ def measure(program: str, impl: str, batch: int, steps: int) -> dict:
     import jax
     import numpy as np
 
-    build = _jaxart_program if impl == "jaxart" else _mjx_program
+    import jaxart
+
+    build = _jaxart_program if impl.startswith("jaxart") else _mjx_program
     fn, args = build(program.removeprefix("ball_"), _xml(program), batch, steps)
+    fn = jax.jit(fn, compiler_options=jaxart.fast_compile_options() if impl.endswith("-fast") else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c0, t0 = time.process_time(), time.perf_counter()
@@ -173,7 +180,7 @@ def main() -> None:
     if a.quick:
         a.batch, a.steps = 4, 3
     programs = a.programs or (["ball_step", "ball_fk", "ball_grad"] if a.quick else list(DEFAULT))
-    runs = [(p, i) for p in programs for i in (a.impls or (["jaxart"] if a.quick else list(IMPLS)))]
+    runs = [(p, i) for p in programs for i in (a.impls or (["jaxart"] if a.quick else list(DEFAULT_IMPLS)))]
     rows = []
     for program, impl in runs:
         r = (measure if a.in_process else measure_cold)(program, impl, a.batch, a.steps)
