@@ -183,9 +183,13 @@ def main() -> None:
     runs = [(p, i) for p in programs for i in (a.impls or (["jaxart"] if a.quick else list(DEFAULT_IMPLS)))]
     rows = []
     for program, impl in runs:
-        r = (measure if a.in_process else measure_cold)(program, impl, a.batch, a.steps)
+        try:
+            r = (measure if a.in_process else measure_cold)(program, impl, a.batch, a.steps)
+        except Exception as e:  # noqa: BLE001 - report and go on with the other programs
+            print(f"  failed: {program} {impl}: {e}", flush=True)
+            continue
         rows.append([program, impl, r["trace"], r["lower"], r["xla"], r["total"], r["cpu"], r["ops"], r["finite"]])
-        print("  done:", program, impl, f"{r['total']:.2f} s", flush=True)
+        print("  done:", json.dumps(r), flush=True)
     print_table(f"Compile time [s], cold process, batch {a.batch}, rollout {a.steps} steps",
                 ["program", "impl", "trace", "lower", "XLA", "total", "CPU", "HLO ops", "finite"], rows)
 
