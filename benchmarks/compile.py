@@ -190,7 +190,8 @@ def main() -> None:
             continue
         rows.append([program, impl, r["trace"], r["lower"], r["xla"], r["total"], r["cpu"], r["ops"], r["finite"]])
         print("  done:", json.dumps(r), flush=True)
-    print_table(f"Compile time [s], cold process, batch {a.batch}, rollout {a.steps} steps",
+    where = "one process, in order" if a.in_process else "cold process each"
+    print_table(f"Compile time [s], {where}, batch {a.batch}, rollout {a.steps} steps",
                 ["program", "impl", "trace", "lower", "XLA", "total", "CPU", "HLO ops", "finite"], rows)
 
 
