@@ -7,6 +7,7 @@ Importing jaxart never changes global JAX configuration (enable float64 yourself
 from jaxart import assets, collision, selection, sensors, solvers
 from jaxart.collision import Contacts
 from jaxart.compile_cache import enable_compilation_cache
+from jaxart.compile_options import fast_compile_options
 from jaxart.dynamics import (
     eval_forward_dynamics,
     eval_generalized_external_force,
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "enable_compilation_cache",
+    "fast_compile_options",
     "MAXVAL",
     "Axis",
     "BodyFlags",

@@ -21,3 +21,27 @@ def test_accelerator_benchmark_quick_form_runs(monkeypatch, capsys):
     rows = [line.split() for line in out.splitlines() if line.split()[:2] in (["mjx_humanoid", "jaxart"],
                                                                                 ["quadruped", "jaxart"])]
     assert len(rows) == 4 and all(r[10] == "True" for r in rows)  # every jaxart run stayed finite
+
+
+def _compile_rows(monkeypatch, capsys, *extra):
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setattr(sys, "argv", ["compile.py", "--quick", *extra])
+    runpy.run_path(str(BENCH / "compile.py"), run_name="__main__")
+    lines = capsys.readouterr().out.splitlines()
+    header = lines.index(next(line for line in lines if line.split()[:2] == ["program", "impl"]))
+    return [line.split() for line in lines[header + 1:] if line.strip()]
+
+
+def test_compile_benchmark_quick_form_times_a_cold_fk_compile(monkeypatch, capsys):
+    rows = _compile_rows(monkeypatch, capsys, "--programs", "ball_fk")
+    assert len(rows) == 1 and rows[0][:2] == ["ball_fk", "jaxart"]
+    trace, lower, xla, total, cpu = map(float, rows[0][2:7])
+    assert min(trace, lower, xla) > 0 and abs(trace + lower + xla - total) < 0.01 * total + 0.01 and cpu > 0
+    assert int(rows[0][7]) > 100 and rows[0][8] == "True"  # a real program, and it ran to finite values
+
+
+@pytest.mark.slow  # compiles a one-ball contact step and a 3-step rollout gradient in fresh processes
+def test_compile_benchmark_quick_form_runs(monkeypatch, capsys):
+    rows = _compile_rows(monkeypatch, capsys)
+    assert [r[:2] for r in rows] == [["ball_step", "jaxart"], ["ball_fk", "jaxart"], ["ball_grad", "jaxart"]]
+    assert all(r[8] == "True" for r in rows)
