@@ -206,7 +206,7 @@ class SolverFeatherstone(SolverBase):
             self._limits["tendons"] = tendon_stable_step(model)
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:

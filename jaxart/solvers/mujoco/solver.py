@@ -80,6 +80,7 @@ from mujoco import mjx
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.base import step_with_inputs
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_unmapped
@@ -190,6 +191,9 @@ class SolverMuJoCo:
     def step(self, state: State, control: Control | None, contacts, dt: float) -> State:
         """Advance one step of ``dt`` seconds with ``mjx.step``; returns the new :class:`State`.
 
+        Mocap poses, activation dynamics and fluid forces enter as in every solver
+        (:func:`jaxart.solvers.base.step_with_inputs`: targets, ``joint_act``/``tendon_f`` and ``body_f``).
+
         Jittable and vmappable over a leading batch axis of ``state``/``control``. ``body_f``
         (world wrenches at COMs) is applied for this step. As in Newton with
         ``use_mujoco_contacts=True``, MuJoCo detects contacts itself and ``contacts`` is ignored
@@ -209,6 +213,10 @@ class SolverMuJoCo:
             TypeError: ``contacts`` is not a ``Contacts`` with ``use_mujoco_contacts=False``.
         """
         checks.check_step(self, state, control, contacts if self._contact_bridge is not None else None, dt)
+        return step_with_inputs(self.model, lambda s, c: self._advance(s, c, contacts, dt), state, control, dt)
+
+    def _advance(self, state: State, control: Control | None, contacts, dt) -> State:
+        """The MJX step proper (arguments of :meth:`step`, already checked)."""
         if control is None:
             control = self.model.control()
         if self._contact_bridge is None:

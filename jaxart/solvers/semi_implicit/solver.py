@@ -132,7 +132,7 @@ class SolverSemiImplicit(SolverBase):
                                                                            self.joint_attach_kd)}
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:

@@ -190,7 +190,7 @@ class SolverXPBD(SolverBase):
         self.enable_restitution = bool(enable_restitution)
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:
