@@ -55,7 +55,7 @@ import mujoco
 import numpy as np
 
 from jaxart.io.entry import text_source
-from jaxart.io.mjcf.actuators import map_actuators
+from jaxart.io.mjcf.actuators import map_activations, map_actuators
 from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf.equality import add_equalities, equality_issues
 from jaxart.io.mjcf.flags import apply_option_flags
@@ -66,6 +66,7 @@ from jaxart.io.mjcf.report import gravity_along_up, model_issues
 from jaxart.io.mjcf.sensors import SensorRefs, add_sensors, sensor_issues
 from jaxart.io.mjcf.shapes import add_collision_filters, add_geoms, add_sites, import_meshes, mesh_notes
 from jaxart.io.mjcf.tendons import add_tendons, tendon_issues
+from jaxart.sim.actuators import TENDON_OUTPUTS
 from jaxart.sim.enums import JointType
 from jaxart.sim.validate import as_transform, np_transform_mul
 
@@ -136,7 +137,10 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
         ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index), ``"sensors"`` (MuJoCo sensor name
-        or ``"#<id>"`` → sensor index),
+        or ``"#<id>"`` → sensor index), ``"actuators"`` (name of each MuJoCo actuator with activation dynamics,
+        unnamed ``actuator_<id>`` → its index in ``Control.actuator_ctrl`` / ``State.actuator_act``: set
+        ``actuator_ctrl`` to MuJoCo's ``ctrl`` of these), ``"mocap"`` (mocap body name → index in
+        ``Control.mocap_pos``/``mocap_quat``, MuJoCo's ``body_mocapid``),
         ``"unsupported"`` (the reported issues), ``"approximated"`` (colliding meshes that are not
         convex or whose hull jaxart caps where MuJoCo does not: reported, never an error under
         ``strict``), ``"timestep"`` (``opt.timestep``) and
@@ -250,7 +254,22 @@ class _Importer:
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)
         self.out["keyframes"] = self._keyframes()
+        self.out["actuators"] = self._add_activations()
         return self.out
+
+    def _add_activations(self) -> dict[str, int]:
+        """Actuators with activation dynamics → stateful actuators (MuJoCo name → ``Control.actuator_ctrl`` index)."""
+        dof_of = {int(mj): self.out["dof_start"] + k for k, mj in enumerate(self.out["dof_map"]) if mj >= 0}
+        out = {}
+        for act in map_activations(self.m):
+            kw = dict(act.kwargs, label=self.pre(act.kwargs["label"]))
+            if act.output in TENDON_OUTPUTS:
+                target = self.out["tendons"].get(self.m.tendon(act.target).name or f"#{act.target}")
+            else:
+                target = dof_of.get(act.target)
+            if target is not None:
+                out[act.kwargs["label"]] = self.b.add_actuator(target, output=act.output, **kw)
+        return out
 
     def _keyframes(self) -> dict[str, np.ndarray]:
         """MuJoCo keyframes as imported ``joint_q`` slices (added FREE joints keep their initial pose)."""
