@@ -255,7 +255,17 @@ class _Importer:
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)
         self.out["keyframes"] = self._keyframes()
         self.out["actuators"] = self._add_activations()
+        self.out["mocap"] = self._add_mocap()
         return self.out
+
+    def _add_mocap(self) -> dict[str, int]:
+        """Register the mocap bodies' FREE joints in ``mocap_id`` order (MuJoCo name → mocap index)."""
+        m, out = self.m, {}
+        bodies = sorted((int(m.body_mocapid[b]), b) for b in range(1, m.nbody) if m.body_mocapid[b] >= 0)
+        for _, body in bodies:
+            out[self.labels[body]] = len(out)
+            self.b.mocap_joint.append(self.out["joints"][f"{self.labels[body]}_mocap"])
+        return out
 
     def _add_activations(self) -> dict[str, int]:
         """Actuators with activation dynamics → stateful actuators (MuJoCo name → ``Control.actuator_ctrl`` index)."""

@@ -44,10 +44,6 @@ def model_issues(m) -> list[str]:
         joints = ", ".join(repr(m.joint(int(j)).name or f"#{int(j)}") for j in act_gc[:6])
         out.append(f"actuatorgravcomp on {act_gc.size} joint(s) ({joints}): gravity compensation is applied as a "
                    "passive body force (not through actuators, not clamped by actuatorfrcrange)")
-    for b in range(1, m.nbody):
-        name = m.body(b).name or f"body_{b}"
-        if m.body_mocapid[b] >= 0:
-            out.append(f"mocap body {name!r}: imported as a kinematic body welded by a FIXED joint")
     opt = m.opt
     if np.any(np.asarray(opt.wind) != 0.0):
         out.append(f"option wind {np.asarray(opt.wind).tolist()}")

@@ -149,6 +149,10 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
+        if model.mocap_joint:
+            raise NotImplementedError("SolverMuJoCo: mocap bodies (Model.mocap_joint) are not mapped to MuJoCo mocap "
+                                      "bodies yet (their kinematic FREE joints would be simulated as free bodies); "
+                                      "use SolverFeatherstone, SolverXPBD or SolverSemiImplicit")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
