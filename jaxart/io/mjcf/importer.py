@@ -32,6 +32,12 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
+density, viscosity, wind      ``builder.fluid_density/viscosity/wind`` (inertia-box model,
+                              :mod:`jaxart.laws.fluid`; ``fluidshape="ellipsoid"`` is reported)
+actuator ``dyntype``          integrator / filter / filterexact → stateful actuators
+                              (``Control.actuator_ctrl``, ``State.actuator_act``)
+mocap body                    kinematic body on a FREE joint listed in ``Model.mocap_joint``
+                              (``Control.mocap_pos/mocap_quat``)
 body gravcomp                 ``body_gravcomp`` (``add_link(gravcomp=...)``)
 ``<option><flag>``            what a disabled flag switches off is not imported (gravity, contacts,
                               limits, equalities, springs, dampers, actuation, ...;
@@ -68,7 +74,7 @@ from jaxart.io.mjcf.shapes import add_collision_filters, add_geoms, add_sites, i
 from jaxart.io.mjcf.tendons import add_tendons, tendon_issues
 from jaxart.sim.actuators import TENDON_OUTPUTS
 from jaxart.sim.enums import JointType
-from jaxart.sim.validate import as_transform, np_transform_mul
+from jaxart.sim.validate import as_transform, np_quat_rotate, np_transform_mul
 
 
 def load_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjModel]:
@@ -182,6 +188,9 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     imp.check_labels()
     if gravity is not None:
         builder.gravity = gravity
+    if m.opt.density or m.opt.viscosity:  # MuJoCo's medium, rotated into the builder's world
+        builder.fluid_density, builder.fluid_viscosity = float(m.opt.density), float(m.opt.viscosity)
+        builder.fluid_wind = np_quat_rotate(imp.world_base[3:], np.asarray(m.opt.wind, np.float64))
     result = imp.run()
     result.update(unsupported=issues, approximated=notes, timestep=float(m.opt.timestep), mj_model=mj_model)
     if issues or notes:

@@ -2,7 +2,8 @@
 
 Purely visual elements (lights, cameras, materials, textures, geom colours/groups) and MuJoCo
 solver settings (integrator, iterations, ``solimp``, ``condim``, ``solmix``, ``priority``) have no
-jaxart counterpart by design and are not reported.
+jaxart counterpart by design and are not reported. The medium (``density``, ``viscosity``, ``wind``) is imported
+(``Model.fluid_*``, inertia-box model); geoms with ``fluidshape="ellipsoid"`` are reported.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ def model_issues(m) -> list[str]:
         joints = ", ".join(repr(m.joint(int(j)).name or f"#{int(j)}") for j in act_gc[:6])
         out.append(f"actuatorgravcomp on {act_gc.size} joint(s) ({joints}): gravity compensation is applied as a "
                    "passive body force (not through actuators, not clamped by actuatorfrcrange)")
-    opt = m.opt
-    if np.any(np.asarray(opt.wind) != 0.0):
-        out.append(f"option wind {np.asarray(opt.wind).tolist()}")
-    if opt.density or opt.viscosity:
-        out.append(f"fluid forces (option density {opt.density}, viscosity {opt.viscosity})")
+    ellipsoid = [g for g in range(m.ngeom) if float(m.geom_fluid[g, 0]) > 0.0]
+    if (m.opt.density or m.opt.viscosity) and ellipsoid:
+        bodies = sorted({m.body(int(m.geom_bodyid[g])).name or f"#{int(m.geom_bodyid[g])}" for g in ellipsoid})
+        out.append(f"fluidshape=\"ellipsoid\" on {len(ellipsoid)} geom(s) of bodies {bodies[:6]}: the inertia-box "
+                   "fluid model is applied to them instead")
     return out
