@@ -10,7 +10,8 @@ to the wind and the angular velocity, both in principal axes, and ``d = (b_0 + b
 applied at the COM. ``ρ`` is ``Model.fluid_density``, ``μ`` ``Model.fluid_viscosity`` and the wind
 ``Model.fluid_wind``. The principal axes come from ``eigh`` of ``body_inertia``; for a body with two equal
 principal moments the quadratic terms depend on which axes ``eigh`` picks in that plane (MuJoCo uses the
-compiler's ``body_iquat``), so such bodies may differ from MuJoCo in those terms.
+compiler's ``body_iquat``), so such bodies may differ from MuJoCo in those terms. The axes carry no derivative
+(the moments do: ``∂λ_i = v_iᵀ ∂I v_i``), so gradients stay finite for symmetric bodies.
 
 Pure and ``jit``/``vmap``/``grad`` compatible.
 """
@@ -58,7 +59,9 @@ def fluid_body_wrenches(model, body_q: jax.Array, body_qd: jax.Array) -> jax.Arr
     Returns:
         ``(body_count, 6)`` wrenches ``(f [N], τ [N·m])`` in world axes about each COM (zero for massless bodies).
     """
-    moments, axes = jnp.linalg.eigh(model.body_inertia)
+    # principal axes without eigh's derivative (undefined for equal moments); the moments keep their derivative
+    axes = jnp.linalg.eigh(jax.lax.stop_gradient(model.body_inertia))[1]
+    moments = jnp.einsum("bji,bjk,bki->bi", axes, model.body_inertia, axes)
     box = _box_sides(model.body_mass, moments)
     q = body_q[:, 3:7]
     v_body = quat_rotate_inv(q, body_qd[:, :3] - model.fluid_wind)

@@ -106,6 +106,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         schedule=schedule,
         meshes=tuple(builder.shape_source),
         mocap_joint=_mocap_joints(builder),
+        fluid_enabled=bool(builder.fluid_density or builder.fluid_viscosity),
     )
     if model.tendon.tendon_count:
         from jaxart.dynamics.tendons import resolve_springlength

@@ -147,6 +147,8 @@ class Model:
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
         mocap_joint: static tuple of the kinematic FREE joints whose coordinates are set from
             ``Control.mocap_pos``/``mocap_quat`` before every step (MuJoCo's mocap bodies, in this order).
+        fluid_enabled: static switch of the fluid forces (``True`` when the builder's density or viscosity is
+            nonzero; the traced ``fluid_*`` values may then change without recompiling).
     """
 
     gravity: jax.Array
@@ -235,6 +237,7 @@ class Model:
     actuator: ActuatorTopology = struct.field(pytree_node=False)
     meshes: tuple = struct.field(pytree_node=False, default=())
     mocap_joint: tuple = struct.field(pytree_node=False, default=())
+    fluid_enabled: bool = struct.field(pytree_node=False, default=False)
 
     # ----- counts and static structure (numpy views of the topology) -----
     @property
@@ -275,7 +278,7 @@ class Model:
     def __getattr__(self, name: str) -> Any:
         # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
         if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon", "sensor",
-                                            "actuator", "mocap_joint"):
+                                            "actuator", "mocap_joint", "fluid_enabled"):
             raise AttributeError(name)
         if name in EQUALITY_STATIC_FIELDS:
             return self.equality.get(name)

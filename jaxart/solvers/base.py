@@ -120,12 +120,8 @@ def has_step_inputs(model) -> bool:
 
 
 def has_fluid(model) -> bool:
-    """Whether ``model``'s fluid density or viscosity is nonzero (traced values count as nonzero)."""
-    try:
-        return bool(np.any(np.asarray(jax.device_get(model.fluid_density)) != 0.0)
-                    or np.any(np.asarray(jax.device_get(model.fluid_viscosity)) != 0.0))
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        return True
+    """Whether ``model`` has fluid forces (the static ``Model.fluid_enabled``)."""
+    return bool(model.fluid_enabled)
 
 
 def step_with_inputs(model, advance: Callable[[State, Control | None], State], state: State,

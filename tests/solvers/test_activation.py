@@ -12,6 +12,7 @@ import pytest
 
 import jaxart
 from jaxart.laws.activation import next_activation
+from jaxart.sim import checks
 from jaxart.sim.actuators import ActuatorDynType, ActuatorOutput
 from jaxart.solvers.featherstone import SolverFeatherstone
 from jaxart.solvers.semi_implicit import SolverSemiImplicit
@@ -109,3 +110,19 @@ def test_builder_validation():
         b.add_actuator(3, dyntype=ActuatorDynType.INTEGRATOR)
     with pytest.raises(ValueError, match="actrange"):
         b.add_actuator(0, dyntype=ActuatorDynType.INTEGRATOR, actrange=(1.0, -1.0))
+
+
+def test_add_builder_shifts_actuator_targets():
+    src = jaxart.ModelBuilder()
+    link = src.add_link(mass=1.0, inertia=np.eye(3) * 0.1)
+    src.add_articulation([src.add_joint_revolute(-1, link)])
+    src.add_actuator(0, dyntype=ActuatorDynType.FILTER, output=ActuatorOutput.JOINT_POSITION_TARGET, timeconst=0.1,
+                     label="servo")
+    dst = jaxart.ModelBuilder()
+    dst.add_builder(src, label_prefix="a")
+    dst.add_builder(src, label_prefix="b")
+    model = dst.finalize()
+    assert model.actuator_label == ["a/servo", "b/servo"]
+    assert model.actuator_target.tolist() == [0, 1] and model.actuator_coord.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="actuator_ctrl must have shape"):
+        checks.check_control(model, model.control().replace(actuator_ctrl=jnp.zeros(3)), "control")
