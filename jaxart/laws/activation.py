@@ -6,8 +6,13 @@ to ``ctrlrange`` where limited), activation ``a`` (``State.actuator_act``) and t
 * INTEGRATOR: ``ȧ = u``, ``a' = a + dt·u``;
 * FILTER: ``ȧ = (u − a)/τ``, ``a' = a + dt·ȧ`` (explicit Euler, MuJoCo's Euler and implicit integrators);
 * FILTEREXACT: ``a' = a + (u − a)(1 − exp(−dt/τ))`` (the filter's exact solution over the step);
+* MUSCLE: ``a' = a + dt·ȧ`` with MuJoCo's muscle rate (:func:`jaxart.laws.muscle.muscle_activation_rate`);
 
-then ``a'`` is clamped to ``actrange`` where limited. The output of the step (a force ``gain·a`` or a drive
+then ``a'`` is clamped to ``actrange`` where limited (a muscle's to ``[0, 1]`` always, as in MuJoCo).
+A muscle's output is its force (:func:`jaxart.laws.muscle.muscle_force`) at the actuator length and velocity
+of the step's start (``gain`` = gear times the joint coordinate or tendon length).
+
+The output of the step (a force ``gain·a`` or a drive
 target ``gain·a``, :class:`~jaxart.sim.actuators.ActuatorOutput`) uses ``a`` at the start of the step, or ``a'``
 for ``actearly`` actuators — MuJoCo's order, so a model stepped with ``mj_step`` (Euler) and with a jaxart solver
 sees the same actuator inputs.
@@ -21,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.laws.muscle import muscle_activation_rate, muscle_force
 from jaxart.sim.actuators import ActuatorDynType, ActuatorOutput
 
 __all__ = ["activation_control", "next_activation"]
@@ -51,10 +57,14 @@ def next_activation(model, act: jax.Array, ctrl: jax.Array, dt) -> jax.Array:
     exact = act + (u - act) * -jnp.expm1(-dt / tau)
     nxt = jnp.where(dyn == ActuatorDynType.INTEGRATOR, integ,
                     jnp.where(dyn == ActuatorDynType.FILTER, euler, exact))
+    muscle = dyn == ActuatorDynType.MUSCLE
+    if muscle.any():
+        nxt = jnp.where(muscle, jnp.clip(act + dt * muscle_activation_rate(model.actuator_muscle, u, act), 0.0, 1.0),
+                        nxt)
     return _clamp(nxt, model.actuator_actrange, np.asarray(topo.actuator_actlimited, bool))
 
 
-def activation_control(model, control, act: jax.Array, act_next: jax.Array):
+def activation_control(model, control, act: jax.Array, act_next: jax.Array, transmission=None):
     """``control`` with the stateful actuators' outputs written in (forces added, targets replaced).
 
     Args:
@@ -62,13 +72,21 @@ def activation_control(model, control, act: jax.Array, act_next: jax.Array):
         control: One world's :class:`~jaxart.Control` (not ``None``; tendon fields may be ``None``).
         act: ``(actuator_count,)`` activation at the start of the step.
         act_next: ``(actuator_count,)`` activation at its end (used by ``actearly`` actuators).
+        transmission: ``(length, velocity)``, ``(actuator_count,)`` each: the joint coordinate / tendon length and
+            its rate of each actuator's target (read by muscles; ``None`` when the model has none).
 
     Returns:
         The :class:`~jaxart.Control` the solver steps with.
     """
     topo = model.actuator
     early = np.asarray(topo.actuator_actearly, bool)
-    out = model.actuator_gain * jnp.where(early, act_next, act)
+    used = jnp.where(early, act_next, act)
+    out = model.actuator_gain * used
+    muscle = np.asarray(topo.actuator_dyntype) == ActuatorDynType.MUSCLE
+    if muscle.any():
+        length, velocity = transmission
+        gear = model.actuator_gain
+        out = jnp.where(muscle, gear * muscle_force(model.actuator_muscle, gear * length, gear * velocity, used), out)
     kind = np.asarray(topo.actuator_output)
     target = np.asarray(topo.actuator_target)
     coord = np.asarray(topo.actuator_coord)

@@ -24,12 +24,14 @@ class ActuatorDynType(enum.IntEnum):
     """Activation dynamics (values match MuJoCo's ``mjtDyn``).
 
     INTEGRATOR: ``ȧ = u``. FILTER: ``ȧ = (u − a) / τ``, integrated by explicit Euler. FILTEREXACT: the same
-    filter integrated exactly over the step, ``a ← a + (u − a)(1 − exp(−dt/τ))``.
+    filter integrated exactly over the step, ``a ← a + (u − a)(1 − exp(−dt/τ))``. MUSCLE: MuJoCo's muscle
+    activation (:mod:`jaxart.laws.muscle`), explicit Euler; its output is the muscle force, not ``gain · a``.
     """
 
     INTEGRATOR = 1
     FILTER = 2
     FILTEREXACT = 3
+    MUSCLE = 4
 
 
 class ActuatorOutput(enum.IntEnum):
@@ -41,6 +43,9 @@ class ActuatorOutput(enum.IntEnum):
     JOINT_VELOCITY_TARGET: sets ``Control.joint_target_qd`` of the DOF to ``gain · a``.
     TENDON_FORCE: adds ``gain · a`` to ``Control.tendon_f`` [N].
     TENDON_LENGTH_TARGET / TENDON_VELOCITY_TARGET: set ``Control.tendon_target_length`` / ``tendon_target_velocity``.
+
+    A MUSCLE actuator has a FORCE output; ``gain`` is its gear (the moment arm: actuator length ``gain·q`` or
+    ``gain·L``) and it adds ``gain · f`` with ``f`` the muscle force of :func:`jaxart.laws.muscle.muscle_force`.
     """
 
     JOINT_FORCE = 0
@@ -77,7 +82,8 @@ class ActuatorTopology(StaticRecord):
         actuator_dyntype: ``(nact,)`` :class:`ActuatorDynType` values.
         actuator_output: ``(nact,)`` :class:`ActuatorOutput` values.
         actuator_target: ``(nact,)`` DOF index (joint outputs) or tendon index (tendon outputs).
-        actuator_coord: ``(nact,)`` coordinate index of the DOF for JOINT_POSITION_TARGET, −1 otherwise.
+        actuator_coord: ``(nact,)`` coordinate index of the DOF for JOINT_POSITION_TARGET and joint muscles, −1
+            otherwise.
         actuator_actlimited: ``(nact,)`` 1 when the activation is clamped to ``actuator_actrange``.
         actuator_ctrllimited: ``(nact,)`` 1 when the input is clamped to ``actuator_ctrlrange``.
         actuator_actearly: ``(nact,)`` 1 when the output uses the end-of-step activation (MuJoCo's ``actearly``).
@@ -113,8 +119,9 @@ def actuator_fields(builder, arr) -> dict:
     n = b.actuator_count
     qd_start = list(b.joint_qd_start) + [b.joint_dof_count]
     coords = []
-    for out, dof in zip(b.actuator_output, b.actuator_target, strict=True):
-        if out != ActuatorOutput.JOINT_POSITION_TARGET:
+    for out, dof, dyn in zip(b.actuator_output, b.actuator_target, b.actuator_dyntype, strict=True):
+        joint_muscle = dyn == ActuatorDynType.MUSCLE and out == ActuatorOutput.JOINT_FORCE
+        if out != ActuatorOutput.JOINT_POSITION_TARGET and not joint_muscle:
             coords.append(-1)
             continue
         j = max(k for k in range(b.joint_count) if qd_start[k] <= dof)
@@ -135,6 +142,7 @@ def actuator_fields(builder, arr) -> dict:
         actuator_ctrlrange=arr(b.actuator_ctrlrange, (n, 2)),
         actuator_actrange=arr(b.actuator_actrange, (n, 2)),
         actuator_act0=arr(b.actuator_act0, (n,)),
+        actuator_muscle=arr(b.actuator_muscle, (n, 13)),
         actuator=topo,
     )
 

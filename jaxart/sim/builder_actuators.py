@@ -24,6 +24,20 @@ def _range(value, what: str) -> tuple[np.ndarray, int]:
     return r, 1
 
 
+def _muscle(value, dyn: ActuatorDynType, out: ActuatorOutput) -> np.ndarray:
+    """The muscle parameter row (zeros for other actuators), validated against ``dyntype`` and ``output``."""
+    if dyn != ActuatorDynType.MUSCLE:
+        if value is not None:
+            raise ValueError("add_actuator: muscle parameters need dyntype=ActuatorDynType.MUSCLE")
+        return np.zeros(13)
+    if out not in (ActuatorOutput.JOINT_FORCE, ActuatorOutput.TENDON_FORCE):
+        raise ValueError(f"add_actuator: a muscle's output must be JOINT_FORCE or TENDON_FORCE, got {out.name}")
+    prm = np.asarray(value if value is not None else [], dtype=np.float64)
+    if prm.shape != (13,) or not np.all(np.isfinite(prm)):
+        raise ValueError(f"add_actuator: muscle must be 13 finite parameters (MUSCLE_COLUMNS), got shape {prm.shape}")
+    return prm
+
+
 class ActuatorBuilderMixin:
     """Stateful-actuator methods; expects the joint/DOF and tendon lists of ``ModelBuilder``."""
 
@@ -39,6 +53,7 @@ class ActuatorBuilderMixin:
         self.actuator_ctrlrange: list[np.ndarray] = []
         self.actuator_actrange: list[np.ndarray] = []
         self.actuator_act0: list[float] = []
+        self.actuator_muscle: list[np.ndarray] = []
         self.actuator_label: list[str] = []
 
     @property
@@ -49,7 +64,7 @@ class ActuatorBuilderMixin:
     def add_actuator(self, target: int, *, dyntype: ActuatorDynType,
                      output: ActuatorOutput = ActuatorOutput.JOINT_FORCE, gain: float = 1.0,
                      timeconst: float = 0.0, ctrlrange=None, actrange=None,
-                     actearly: bool = False, act0: float = 0.0, label: str | None = None) -> int:
+                     actearly: bool = False, act0: float = 0.0, muscle=None, label: str | None = None) -> int:
         """Add an actuator with activation dynamics (MuJoCo's ``dyntype`` integrator/filter/filterexact).
 
         Args:
@@ -62,6 +77,9 @@ class ActuatorBuilderMixin:
             actrange: ``None`` or ``(lower, upper)`` clamp of the activation after each step.
             actearly: Use the end-of-step activation for the output of the same step (MuJoCo's ``actearly``).
             act0: Initial activation (``model.state().actuator_act``).
+            muscle: The 13 muscle parameters (``jaxart.laws.muscle.MUSCLE_COLUMNS``), required by (and only
+                accepted with) ``dyntype=MUSCLE``, whose output must be JOINT_FORCE (a DOF with its own
+                coordinate) or TENDON_FORCE and whose ``gain`` is the gear.
             label: Unique name (default ``actuator_<i>``).
 
         Returns:
@@ -84,13 +102,14 @@ class ActuatorBuilderMixin:
         if not 0 <= target < count:
             kind = "tendon" if out in TENDON_OUTPUTS else "DOF"
             raise ValueError(f"add_actuator: {kind} index {target} does not exist ({kind} count {count})")
-        if out == ActuatorOutput.JOINT_POSITION_TARGET:
+        prm = _muscle(muscle, dyn, out)
+        if out == ActuatorOutput.JOINT_POSITION_TARGET or (dyn == ActuatorDynType.MUSCLE and out not in TENDON_OUTPUTS):
             j = max(k for k in range(self.joint_count) if self.joint_qd_start[k] <= target)
             if JointType(self.joint_type[j]) not in _SCALAR_COORD:
-                raise ValueError(f"add_actuator: a position target needs a REVOLUTE, PRISMATIC or D6 DOF; DOF "
-                                 f"{target} belongs to a {JointType(self.joint_type[j]).name} joint")
+                raise ValueError("add_actuator: a position target or joint muscle needs a REVOLUTE, PRISMATIC or D6 "
+                                 f"DOF; DOF {target} belongs to a {JointType(self.joint_type[j]).name} joint")
         tau = as_float(timeconst, "add_actuator: timeconst", nonneg=True)
-        if dyn != ActuatorDynType.INTEGRATOR and tau <= 0.0:
+        if dyn in (ActuatorDynType.FILTER, ActuatorDynType.FILTEREXACT) and tau <= 0.0:
             raise ValueError(f"add_actuator: timeconst must be > 0 [s] for a {dyn.name} actuator, got {tau}")
         crange, climited = _range(ctrlrange, "add_actuator: ctrlrange")
         arange, alimited = _range(actrange, "add_actuator: actrange")
@@ -106,6 +125,7 @@ class ActuatorBuilderMixin:
         self.actuator_ctrlrange.append(crange)
         self.actuator_actrange.append(arange)
         self.actuator_act0.append(as_float(act0, "add_actuator: act0"))
+        self.actuator_muscle.append(prm)
         self.actuator_label.append(label)
         return self.actuator_count - 1
 
@@ -121,4 +141,5 @@ class ActuatorBuilderMixin:
                 getattr(self, f"actuator_{name}").append(getattr(src, f"actuator_{name}")[k])
             self.actuator_ctrlrange.append(src.actuator_ctrlrange[k].copy())
             self.actuator_actrange.append(src.actuator_actrange[k].copy())
+            self.actuator_muscle.append(src.actuator_muscle[k].copy())
             self.actuator_label.append(new)

@@ -126,6 +126,9 @@ class Model:
         actuator_ctrlrange: ``(nact, 2)`` input clamp ``(lower, upper)`` where ``actuator_ctrllimited``.
         actuator_actrange: ``(nact, 2)`` activation clamp ``(lower, upper)`` where ``actuator_actlimited``.
         actuator_act0: ``(nact,)`` initial activation (read by ``state()``).
+        actuator_muscle: ``(nact, 13)`` muscle parameters of MUSCLE actuators (columns
+            :data:`jaxart.laws.muscle.MUSCLE_COLUMNS`: time constants [s], ranges, peak force [N], curve shapes,
+            actuator-length range); zeros for the others.
         fluid_density: ``()`` density of the surrounding medium [kg/m³] (MuJoCo's ``opt.density``; 0 = none).
         fluid_viscosity: ``()`` dynamic viscosity of the medium [Pa·s] (MuJoCo's ``opt.viscosity``; 0 = none).
         fluid_wind: ``(3,)`` velocity of the medium in world axes [m/s] (MuJoCo's ``opt.wind``). The forces are
@@ -226,6 +229,7 @@ class Model:
     actuator_ctrlrange: jax.Array
     actuator_actrange: jax.Array
     actuator_act0: jax.Array
+    actuator_muscle: jax.Array
     fluid_density: jax.Array
     fluid_viscosity: jax.Array
     fluid_wind: jax.Array

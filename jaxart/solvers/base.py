@@ -14,9 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.tendons import eval_tendon_lengths, eval_tendon_velocities
 from jaxart.laws.activation import activation_control, next_activation
 from jaxart.laws.fluid import fluid_body_wrenches
 from jaxart.sim import checks
+from jaxart.sim.actuators import TENDON_OUTPUTS, ActuatorDynType
 from jaxart.sim.mocap import set_mocap
 from jaxart.sim.state import Control, State
 
@@ -154,9 +156,26 @@ def step_with_inputs(model, advance: Callable[[State, Control | None], State], s
         act = model.actuator_act0 if state.actuator_act is None else state.actuator_act
         ctrl = jnp.zeros_like(act) if control.actuator_ctrl is None else jnp.asarray(control.actuator_ctrl, act.dtype)
         act_next = next_activation(model, act, ctrl, dt)
-        control = activation_control(model, control, act, act_next)
+        control = activation_control(model, control, act, act_next, _transmission(model, inner))
     if has_fluid(model):
         fluid = fluid_body_wrenches(model, inner.body_q, inner.body_qd)
         inner = inner.replace(body_f=inner.body_f + fluid.astype(inner.body_f.dtype))
     out = advance(inner, control)
     return out.replace(body_f=state.body_f, actuator_act=act_next)
+
+
+def _transmission(model, state: State):
+    """``(length, velocity)`` of each stateful actuator's joint coordinate or tendon, when a muscle reads them."""
+    topo = model.actuator
+    if not np.any(np.asarray(topo.actuator_dyntype) == ActuatorDynType.MUSCLE):
+        return None
+    coord = np.asarray(topo.actuator_coord)
+    target = np.asarray(topo.actuator_target)
+    on_tendon = np.isin(np.asarray(topo.actuator_output), [int(k) for k in TENDON_OUTPUTS])
+    length = state.joint_q[np.maximum(coord, 0)]
+    velocity = state.joint_qd[np.where(on_tendon, 0, target)]
+    if on_tendon.any():
+        idx = np.where(on_tendon, target, 0)
+        length = jnp.where(on_tendon, eval_tendon_lengths(model, state)[idx], length)
+        velocity = jnp.where(on_tendon, eval_tendon_velocities(model, state)[idx], velocity)
+    return length, velocity

@@ -19,8 +19,10 @@ Activation dynamics (``dyntype`` integrator, filter, filterexact; ``actlimited``
 actuator is classified as above (its drive gains and effort limit go to the DOF or tendon) and
 :func:`map_activations` lists it as a stateful actuator (:mod:`jaxart.sim.actuators`) whose activation sets the
 motor's force (``gain·gear·act``, ``Control.joint_act`` / ``tendon_f``) or the servo's target (``act/gear``, the
-position or velocity target). Muscles (``dyntype``/``gaintype``/``biastype`` muscle) and user dynamics are
-reported.
+position or velocity target). A muscle (``dyntype``, ``gaintype`` and ``biastype`` muscle, the same gain and bias
+parameters) becomes a MUSCLE stateful actuator (gain = gear, :mod:`jaxart.laws.muscle`, its peak force resolved
+from ``scale/acc0`` when negative, MuJoCo's compiled ``lengthrange``); other muscle combinations and user
+dynamics are reported.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ _HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLID
 _JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
 _TENDON_TRN = int(mujoco.mjtTrn.mjTRN_TENDON)
 _STATEFUL = (int(mujoco.mjtDyn.mjDYN_INTEGRATOR), int(mujoco.mjtDyn.mjDYN_FILTER),
-             int(mujoco.mjtDyn.mjDYN_FILTEREXACT))
+             int(mujoco.mjtDyn.mjDYN_FILTEREXACT), int(mujoco.mjtDyn.mjDYN_MUSCLE))
 
 
 @dataclass
@@ -81,9 +83,18 @@ def _classify(m, a: int) -> tuple[DofDrive | None, str | None]:
     """One actuator → a :class:`DofDrive` or an issue string."""
     name = _name(m, a)
     gear = float(m.actuator_gear[a, 0])
-    muscle = int(m.actuator_dyntype[a]) == mujoco.mjtDyn.mjDYN_MUSCLE
-    if muscle or m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_MUSCLE:
-        return None, f"actuator {name!r}: muscle actuators are not supported (no muscle force-length-velocity law)"
+    kinds = (int(m.actuator_dyntype[a]) == mujoco.mjtDyn.mjDYN_MUSCLE,
+             int(m.actuator_gaintype[a]) == mujoco.mjtGain.mjGAIN_MUSCLE,
+             int(m.actuator_biastype[a]) == mujoco.mjtBias.mjBIAS_MUSCLE)
+    if any(kinds):
+        if not all(kinds) or not np.array_equal(m.actuator_gainprm[a, :9], m.actuator_biasprm[a, :9]):
+            return None, (f"actuator {name!r}: muscle dynamics/gain/bias mixed with other types or with different "
+                          "gain and bias parameters not supported")
+        issue = None
+        if m.actuator_forcelimited[a]:
+            issue = f"actuator {name!r}: a muscle's forcerange is applied as a symmetric effort limit"
+        return DofDrive(JointTargetMode.EFFORT, effort_limit=_effort(m, a, gear, 1.0, motor=False), scale=gear,
+                        names=(name,)), issue
     if m.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED or gear == 0.0:
         return None, f"actuator {name!r}: gain type {int(m.actuator_gaintype[a])} / zero gear not representable"
     g = float(m.actuator_gainprm[a, 0])
@@ -261,9 +272,18 @@ def map_activations(m) -> list[Activation]:
         gear = float(m.actuator_gear[a, 0])
         output = _OUTPUTS[drive.mode][int(on_tendon)]
         gain = drive.scale if drive.mode == JointTargetMode.EFFORT else 1.0 / gear
-        kwargs = dict(dyntype=ActuatorDynType(dyn), gain=gain, timeconst=float(m.actuator_dynprm[a, 0]),
+        muscle = _muscle_row(m, a) if dyn == mujoco.mjtDyn.mjDYN_MUSCLE else None
+        kwargs = dict(dyntype=ActuatorDynType(dyn), gain=gain, muscle=muscle,
+                      timeconst=0.0 if muscle is not None else float(m.actuator_dynprm[a, 0]),
                       ctrlrange=tuple(m.actuator_ctrlrange[a]) if m.actuator_ctrllimited[a] else None,
                       actrange=tuple(m.actuator_actrange[a]) if m.actuator_actlimited[a] else None,
                       actearly=bool(m.actuator_actearly[a]), label=_name(m, a))
         out.append(Activation(a, output, jnt if on_tendon else int(m.jnt_dofadr[jnt]), kwargs))
     return out
+
+
+def _muscle_row(m, a: int) -> np.ndarray:
+    """``Model.actuator_muscle`` row of MuJoCo muscle ``a`` (:data:`jaxart.laws.muscle.MUSCLE_COLUMNS` order)."""
+    prm = np.asarray(m.actuator_gainprm[a, :9], dtype=np.float64)
+    force = prm[2] if prm[2] >= 0.0 else prm[3] / max(1e-15, float(m.actuator_acc0[a]))
+    return np.concatenate([m.actuator_dynprm[a, :3], prm[:2], [force], prm[4:9], m.actuator_lengthrange[a]])
