@@ -43,6 +43,7 @@ drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: impl
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
                                               restitution with ``enable_restitution=True``
 kinematic bodies                            ✓ infinite mass, passed through unchanged
+stateful actuators, mocap, fluid            ✓ by ``SolverBase.step`` (:func:`~jaxart.solvers.base.step_with_inputs`)
 joint compliance                            ✓ ``joint_linear/angular_compliance`` [m/N, rad/(N·m)]
 equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
                                               (:mod:`jaxart.solvers.xpbd.equality`); the traced
