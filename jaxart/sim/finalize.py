@@ -120,7 +120,11 @@ def _fluid_fields(b, arr) -> dict:
     density = as_float(b.fluid_density, "finalize: builder.fluid_density", nonneg=True)
     viscosity = as_float(b.fluid_viscosity, "finalize: builder.fluid_viscosity", nonneg=True)
     wind = as_vec3(b.fluid_wind, "finalize: builder.fluid_wind")
-    return dict(fluid_density=arr(density, ()), fluid_viscosity=arr(viscosity, ()), fluid_wind=arr(wind, (3,)))
+    fluid = np.zeros((b.shape_count, 15))
+    for shape, row in b.shape_fluid.items():
+        fluid[shape] = row
+    return dict(shape_fluid=arr(fluid, (b.shape_count, 15)), fluid_density=arr(density, ()),
+                fluid_viscosity=arr(viscosity, ()), fluid_wind=arr(wind, (3,)))
 
 
 def _mocap_joints(b) -> tuple[int, ...]:

@@ -129,6 +129,9 @@ class Model:
         actuator_muscle: ``(nact, 13)`` muscle parameters of MUSCLE actuators (columns
             :data:`jaxart.laws.muscle.MUSCLE_COLUMNS`: time constants [s], ranges, peak force [N], curve shapes,
             actuator-length range); zeros for the others.
+        shape_fluid: ``(shape_count, 15)`` ellipsoid fluid model of each shape (MuJoCo's ``geom_fluid`` and the
+            ellipsoid's semi-axes [m]; columns :data:`jaxart.laws.fluid.SHAPE_FLUID_COLUMNS`); zeros (interaction
+            coefficient 0) for shapes without it.
         fluid_density: ``()`` density of the surrounding medium [kg/m³] (MuJoCo's ``opt.density``; 0 = none).
         fluid_viscosity: ``()`` dynamic viscosity of the medium [Pa·s] (MuJoCo's ``opt.viscosity``; 0 = none).
         fluid_wind: ``(3,)`` velocity of the medium in world axes [m/s] (MuJoCo's ``opt.wind``). The forces are
@@ -230,6 +233,7 @@ class Model:
     actuator_actrange: jax.Array
     actuator_act0: jax.Array
     actuator_muscle: jax.Array
+    shape_fluid: jax.Array
     fluid_density: jax.Array
     fluid_viscosity: jax.Array
     fluid_wind: jax.Array

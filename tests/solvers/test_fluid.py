@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+import pytest
 
 import jaxart
 from jaxart.laws.fluid import fluid_body_wrenches
@@ -21,16 +22,23 @@ _XML = """<mujoco><option timestep="0.002" integrator="Euler" density="1.2" visc
 </worldbody></mujoco>"""
 
 
-def _setup():
+_ELLIPSOID = _XML.replace('mass="1"/>', 'mass="1" fluidshape="ellipsoid"/><geom type="sphere" size="0.05" '
+                          'pos="0 0.1 0" mass="0.1" fluidshape="ellipsoid" fluidcoef="0.5 0.3 1.2 1.1 0.9"/>')
+_ELLIPSOID = _ELLIPSOID.replace('size="0.04" mass="0.4"/>', 'size="0.04" mass="0.4" fluidshape="ellipsoid"/>')
+
+
+def _setup(xml=_XML):
     b = jaxart.ModelBuilder(gravity=0.0)
-    info = b.add_mjcf(_XML)
+    info = b.add_mjcf(xml)
     assert info["unsupported"] == []
     return b.finalize(dtype=jnp.float64), info
 
 
-def test_body_wrenches_match_qfrc_passive():
+@pytest.mark.parametrize("xml", [_XML, _ELLIPSOID], ids=["inertia_box", "ellipsoid"])
+def test_body_wrenches_match_qfrc_passive(xml):
     """The wrenches at MuJoCo's body velocities, mapped by MuJoCo's COM Jacobians, are its ``qfrc_passive``."""
-    model, info = _setup()
+    model, info = _setup(xml)
+    assert int(np.sum(np.asarray(model.shape_fluid)[:, 0] > 0.0)) == (3 if xml is _ELLIPSOID else 0)
     m = info["mj_model"]
     d = mujoco.MjData(m)
     d.qvel[:] = [0.7, -0.4, 1.1, 2.0, -1.5, 0.8, 3.0]

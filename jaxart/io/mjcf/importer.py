@@ -32,8 +32,9 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
-density, viscosity, wind      ``builder.fluid_density/viscosity/wind`` (inertia-box model,
-                              :mod:`jaxart.laws.fluid`; ``fluidshape="ellipsoid"`` is reported)
+density, viscosity, wind      ``builder.fluid_density/viscosity/wind`` (inertia-box model, or the
+                              ellipsoid model of ``fluidshape="ellipsoid"`` geoms: ``shape_fluid``;
+                              :mod:`jaxart.laws.fluid`)
 actuator ``dyntype``          integrator / filter / filterexact → stateful actuators
                               (``Control.actuator_ctrl``, ``State.actuator_act``)
 mocap body                    kinematic body on a FREE joint listed in ``Model.mocap_joint``
@@ -68,7 +69,7 @@ from jaxart.io.mjcf.flags import apply_option_flags
 from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf.refs import MjcfRefs
-from jaxart.io.mjcf.report import gravity_along_up, model_issues
+from jaxart.io.mjcf.report import fluid_semiaxes, gravity_along_up, model_issues
 from jaxart.io.mjcf.sensors import SensorRefs, add_sensors, sensor_issues
 from jaxart.io.mjcf.shapes import add_collision_filters, add_geoms, add_sites, import_meshes, mesh_notes
 from jaxart.io.mjcf.tendons import add_tendons, tendon_issues
@@ -369,6 +370,11 @@ class _Importer:
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes)
         self.geom_shapes, self.site_shapes = shapes, sites
+        if m.opt.density or m.opt.viscosity:  # ellipsoid fluid model (jaxart.laws.fluid)
+            for g, shape in shapes.items():
+                axes = fluid_semiaxes(m, g)
+                if float(m.geom_fluid[g, 0]) > 0.0 and axes is not None:
+                    self.b.shape_fluid[shape] = np.concatenate([m.geom_fluid[g, :12], axes])
         self.out["shapes"] = {m.geom(g).name: s for g, s in shapes.items() if m.geom(g).name}
         self.out["sites"] = {m.site(k).name: s for k, s in sites.items() if m.site(k).name}
 

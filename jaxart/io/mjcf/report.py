@@ -3,11 +3,13 @@
 Purely visual elements (lights, cameras, materials, textures, geom colours/groups) and MuJoCo
 solver settings (integrator, iterations, ``solimp``, ``condim``, ``solmix``, ``priority``) have no
 jaxart counterpart by design and are not reported. The medium (``density``, ``viscosity``, ``wind``) is imported
-(``Model.fluid_*``, inertia-box model); geoms with ``fluidshape="ellipsoid"`` are reported.
+(``Model.fluid_*``) with both fluid models; ``fluidshape="ellipsoid"`` on geoms without semi-axes (meshes, planes,
+height fields) is reported.
 """
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 
@@ -45,9 +47,24 @@ def model_issues(m) -> list[str]:
         joints = ", ".join(repr(m.joint(int(j)).name or f"#{int(j)}") for j in act_gc[:6])
         out.append(f"actuatorgravcomp on {act_gc.size} joint(s) ({joints}): gravity compensation is applied as a "
                    "passive body force (not through actuators, not clamped by actuatorfrcrange)")
-    ellipsoid = [g for g in range(m.ngeom) if float(m.geom_fluid[g, 0]) > 0.0]
+    ellipsoid = [g for g in range(m.ngeom) if float(m.geom_fluid[g, 0]) > 0.0 and fluid_semiaxes(m, g) is None]
     if (m.opt.density or m.opt.viscosity) and ellipsoid:
-        bodies = sorted({m.body(int(m.geom_bodyid[g])).name or f"#{int(m.geom_bodyid[g])}" for g in ellipsoid})
-        out.append(f"fluidshape=\"ellipsoid\" on {len(ellipsoid)} geom(s) of bodies {bodies[:6]}: the inertia-box "
-                   "fluid model is applied to them instead")
+        names = [m.geom(g).name or f"#{g}" for g in ellipsoid]
+        out.append(f"fluidshape=\"ellipsoid\" on {len(ellipsoid)} mesh/plane/hfield geom(s) {names[:6]}: no fluid "
+                   "force on them")
     return out
+
+
+def fluid_semiaxes(m, g: int) -> np.ndarray | None:
+    """Semi-axes [m] of geom ``g``'s fluid ellipsoid (MuJoCo's), or ``None`` for types jaxart does not give one."""
+    t, size = int(m.geom_type[g]), np.asarray(m.geom_size[g], np.float64)
+    gt = mujoco.mjtGeom
+    if t == gt.mjGEOM_SPHERE:
+        return np.full(3, size[0])
+    if t == gt.mjGEOM_CAPSULE:
+        return np.array([size[0], size[0], size[1] + size[0]])
+    if t == gt.mjGEOM_CYLINDER:
+        return np.array([size[0], size[0], size[1]])
+    if t in (gt.mjGEOM_ELLIPSOID, gt.mjGEOM_BOX):
+        return size.copy()
+    return None
