@@ -102,7 +102,7 @@ def test_builder_validation():
     b = jaxart.ModelBuilder()
     link = b.add_link(mass=1.0, inertia=np.eye(3) * 0.1)
     b.add_articulation([b.add_joint_ball(-1, link)])
-    with pytest.raises(ValueError, match="position target needs"):
+    with pytest.raises(ValueError, match="position target or joint muscle needs"):
         b.add_actuator(0, dyntype=ActuatorDynType.FILTER, output=ActuatorOutput.JOINT_POSITION_TARGET, timeconst=0.1)
     with pytest.raises(ValueError, match="timeconst must be > 0"):
         b.add_actuator(0, dyntype=ActuatorDynType.FILTER)

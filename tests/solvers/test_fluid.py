@@ -60,6 +60,7 @@ def test_body_wrenches_match_qfrc_passive(xml):
     np.testing.assert_allclose(qfrc, d.qfrc_passive, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_featherstone_trajectory_matches_mj_step():
     """Wind pushes the bodies from rest; the hinge spins against the drag: qpos follows ``mj_step``.
 

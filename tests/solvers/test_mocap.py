@@ -47,7 +47,7 @@ def test_weld_to_moving_mocap_body_follows_mujoco():
         t = k * m.opt.timestep
         d.mocap_pos[0] = [0.3 * np.sin(2.0 * t), 0.1 * t, 1.0 + 0.2 * t]
         d.mocap_quat[0] = [np.cos(0.5 * t), 0.0, 0.0, np.sin(0.5 * t)]
-        state = step(state, jnp.asarray(d.mocap_pos[0]), jnp.asarray(_wxyz(d.mocap_quat[0])))
+        state = step(state, jnp.asarray(d.mocap_pos), jnp.asarray(_wxyz(d.mocap_quat)))
         mujoco.mj_step(m, d)
     np.testing.assert_allclose(state.body_q[hand, :3], d.xpos[1], atol=1e-12)
     np.testing.assert_allclose(np.abs(np.dot(state.body_q[hand, 3:], _wxyz(d.xquat[1]))), 1.0, atol=1e-12)

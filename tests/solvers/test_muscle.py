@@ -6,8 +6,10 @@ import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+import pytest
 
 import jaxart
+from jaxart.laws.activation import next_activation
 from jaxart.laws.muscle import muscle_force
 from jaxart.solvers.featherstone import SolverFeatherstone
 
@@ -22,12 +24,35 @@ _XML = """<mujoco><option timestep="0.002" integrator="Euler" gravity="0 0 -3"/>
 </actuator></mujoco>"""
 
 
-def test_muscles_match_mj_step():
-    """Activations, muscle forces and joint trajectories (before the slide reaches its limit) match MuJoCo."""
+def _import():
     b = jaxart.ModelBuilder(gravity=-3.0)
     info = b.add_mjcf(_XML)
     assert info["unsupported"] == [] and info["actuators"] == {"m0": 0, "m1": 1}
-    model = b.finalize(dtype=jnp.float64)
+    return b.finalize(dtype=jnp.float64), info
+
+
+def test_muscle_law_matches_mujoco_along_its_trajectory():
+    """Muscle forces and activation updates at MuJoCo's states equal MuJoCo's (no solver involved)."""
+    model, info = _import()
+    m = info["mj_model"]
+    d = mujoco.MjData(m)
+    d.ctrl[:] = [0.8, 0.6]
+    force_fn = jax.jit(lambda ln, v, a: muscle_force(model.actuator_muscle, ln, v, a))
+    act_fn = jax.jit(lambda a: next_activation(model, a, jnp.asarray(d.ctrl), m.opt.timestep))
+    for _ in range(60):
+        mujoco.mj_forward(m, d)
+        force = force_fn(jnp.asarray(d.actuator_length), jnp.asarray(d.actuator_velocity), jnp.asarray(d.act))
+        np.testing.assert_allclose(np.asarray(force), d.actuator_force, rtol=1e-12, atol=1e-12)
+        act_next = np.asarray(act_fn(jnp.asarray(d.act)))
+        mujoco.mj_step(m, d)
+        np.testing.assert_allclose(act_next, d.act, atol=1e-13)
+    assert np.abs(d.actuator_force).min() > 1.0
+
+
+@pytest.mark.slow
+def test_muscles_match_mj_step():
+    """Activations, muscle forces and joint trajectories (before the slide reaches its limit) match MuJoCo."""
+    model, info = _import()
     m = info["mj_model"]
     d = mujoco.MjData(m)
     d.ctrl[:] = [0.8, 0.6]
