@@ -5,6 +5,10 @@ its joint coordinates are set from ``Control.mocap_pos``/``mocap_quat`` (the chi
 anchor's frame), its joint velocity and body twist to zero (MuJoCo's mocap bodies have no velocity: contacts and
 equality constraints see a body that jumps to its new pose), and its ``body_q`` to the pose these coordinates
 give. Kinematic bodies are not moved by the solvers, so the body stays where the input puts it.
+
+Contacts are detected outside the step (``model.collide(state)``, or :func:`jaxart.rollout` before each step), at
+the pose the previous step's input gave; MuJoCo collides at the new input. To collide at the new pose, detect
+contacts on ``set_mocap(model, state, control)``.
 """
 
 from __future__ import annotations
