@@ -8,6 +8,9 @@
 * :mod:`jaxart.laws.compliance`: the compliant (XPBD) row update and the compliance of a drive row.
 * :mod:`jaxart.laws.equality`: equality-constraint quantities: the CONNECT body-2 anchor, the JOINT polynomial
   with its slope, a mimic constraint as that polynomial.
+* :mod:`jaxart.laws.activation`: actuator activation dynamics (integrator, filter, exact filter) and the control
+  inputs the activations set.
+* :mod:`jaxart.laws.fluid`: MuJoCo's inertia-box fluid forces on bodies (density, viscosity, wind).
 
 All functions are elementwise over leading dimensions, pure and ``jit``/``vmap``/``grad`` compatible.
 """

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxart.sim.builder_actuators import ActuatorBuilderMixin
 from jaxart.sim.builder_equality import EqualityBuilderMixin
 from jaxart.sim.builder_sensors import SensorBuilderMixin
 from jaxart.sim.builder_shapes import ShapeBuilderMixin
@@ -38,7 +39,8 @@ _DOF_KEYS = (
 )
 
 
-class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, SensorBuilderMixin):
+class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, SensorBuilderMixin,
+                   ActuatorBuilderMixin):
     """Builds a :class:`~jaxart.Model` with Newton 1.8's names and keyword arguments.
 
     Args:
@@ -51,6 +53,13 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         default_shape_cfg: :class:`ShapeConfig` used when a shape gets no ``cfg``.
         default_joint_cfg: :class:`JointDofConfig` supplying defaults for joint helpers.
         rigid_gap: Default contact gap [m] for shapes whose ``cfg.gap`` is ``None``.
+        fluid_density: Density of the surrounding medium [kg/m³] (``Model.fluid_density``; 0 = no fluid).
+        fluid_viscosity: Dynamic viscosity of the medium [Pa·s] (``Model.fluid_viscosity``).
+        fluid_wind: Velocity of the medium in world axes [m/s], length 3 (``Model.fluid_wind``).
+        shape_fluid: ``{shape index: 15 values}`` of shapes under the ellipsoid fluid model (``Model.shape_fluid``,
+            columns ``jaxart.laws.fluid.SHAPE_FLUID_COLUMNS``).
+        mocap_joint: Kinematic FREE joints set from ``Control.mocap_pos``/``mocap_quat`` each step
+            (``Model.mocap_joint``; the MJCF importer appends one per mocap body).
     """
 
     JointDofConfig = JointDofConfig
@@ -63,6 +72,11 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self.default_shape_cfg = ShapeConfig()
         self.default_joint_cfg = JointDofConfig()
         self.rigid_gap = 0.1
+        self.fluid_density = 0.0
+        self.fluid_viscosity = 0.0
+        self.fluid_wind = np.zeros(3)
+        self.shape_fluid: dict[int, np.ndarray] = {}
+        self.mocap_joint: list[int] = []
         # bodies
         self.body_q: list[np.ndarray] = []
         self.body_qd: list[np.ndarray] = []
@@ -102,6 +116,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self._init_equality()
         self._init_tendons()
         self._init_sensors()
+        self._init_actuators()
 
     # ------------------------------------------------------------------ counts
     @property
@@ -495,6 +510,9 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         b0, j0, x = self.body_count, self.joint_count, as_transform(xform, "add_builder: xform")
         offsets = (b0, self.shape_count, self.joint_dof_count, self.tendon_count)
         merge_builder(self, builder, x, label_prefix)
+        self._merge_actuators(builder, offsets[2], offsets[3], label_prefix)
+        self.mocap_joint += [j + j0 for j in builder.mocap_joint]
+        self.shape_fluid.update({k + offsets[1]: v.copy() for k, v in builder.shape_fluid.items()})
         self._merge_equality(builder, b0, j0, label_prefix, x)
         self._merge_tendons(builder, b0, j0, label_prefix, x)
         self._merge_sensors(builder, offsets, label_prefix, x)

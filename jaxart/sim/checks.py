@@ -73,6 +73,7 @@ def check_state(model, state, what: str) -> None:
     for name, shape in (("body_q", (nb, 7)), ("body_qd", (nb, 6)), ("body_f", (nb, 6)),
                         ("joint_q", (nc,)), ("joint_qd", (nd,))):
         check_array(getattr(state, name), shape, f"{what}.{name}", kind="float")
+    check_optional(state.actuator_act, (model.actuator.actuator_count,), f"{what}.actuator_act")
 
 
 def check_control(model, control, what: str, *, lead: tuple[int, ...] = ()) -> None:
@@ -88,6 +89,10 @@ def check_control(model, control, what: str, *, lead: tuple[int, ...] = ()) -> N
         check_array(getattr(control, name), (*lead, *shape), f"{what}.{name}", kind="real")
     for name in ("tendon_f", "tendon_target_length", "tendon_target_velocity"):  # None: zero / model defaults
         check_optional(getattr(control, name), (*lead, nt), f"{what}.{name}")
+    nm = len(model.mocap_joint)
+    for name, shape in (("actuator_ctrl", (model.actuator.actuator_count,)), ("mocap_pos", (nm, 3)),
+                        ("mocap_quat", (nm, 4))):  # None: zero input / mocap bodies stay
+        check_optional(getattr(control, name), (*lead, *shape), f"{what}.{name}")
 
 
 def check_contacts(contacts, what: str) -> None:

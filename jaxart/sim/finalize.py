@@ -5,14 +5,17 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.sim.actuators import actuator_fields
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE, SHAPE_FLAG_VISIBLE
 from jaxart.sim.contact_pairs import contact_pair_fields
+from jaxart.sim.enums import BodyFlags, JointType
 from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
 from jaxart.sim.sensors import sensor_fields
 from jaxart.sim.static import StaticArray
 from jaxart.sim.tendons import tendon_fields
 from jaxart.sim.topology import Topology, build_kinematic_schedule
+from jaxart.sim.validate import as_float, as_vec3
 
 
 def orphan_joints(builder) -> list[int]:
@@ -99,15 +102,42 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         **equality_fields(builder, arr),
         **tendon_fields(builder, arr),
         **sensor_fields(builder, arr),
+        **actuator_fields(builder, arr),
+        **_fluid_fields(builder, arr),
         topology=topo,
         schedule=schedule,
         meshes=tuple(builder.shape_source),
+        mocap_joint=_mocap_joints(builder),
+        fluid_enabled=bool(builder.fluid_density or builder.fluid_viscosity),
     )
     if model.tendon.tendon_count:
         from jaxart.dynamics.tendons import resolve_springlength
 
         model = resolve_springlength(model)
     return model
+
+
+def _fluid_fields(b, arr) -> dict:
+    """``Model.fluid_*`` from the builder's medium (validated: density and viscosity ≥ 0, finite wind)."""
+    density = as_float(b.fluid_density, "finalize: builder.fluid_density", nonneg=True)
+    viscosity = as_float(b.fluid_viscosity, "finalize: builder.fluid_viscosity", nonneg=True)
+    wind = as_vec3(b.fluid_wind, "finalize: builder.fluid_wind")
+    fluid = np.zeros((b.shape_count, 15))
+    for shape, row in b.shape_fluid.items():
+        fluid[shape] = row
+    return dict(shape_fluid=arr(fluid, (b.shape_count, 15)), fluid_density=arr(density, ()),
+                fluid_viscosity=arr(viscosity, ()), fluid_wind=arr(wind, (3,)))
+
+
+def _mocap_joints(b) -> tuple[int, ...]:
+    """``Model.mocap_joint``: each must be a kinematic FREE joint (its child's pose is set from ``Control``)."""
+    for j in b.mocap_joint:
+        if not 0 <= j < b.joint_count or JointType(b.joint_type[j]) != JointType.FREE:
+            raise ValueError(f"finalize: builder.mocap_joint entry {j} is not a FREE joint")
+        if not b.body_flags[b.joint_child[j]] & int(BodyFlags.KINEMATIC):
+            raise ValueError(f"finalize: mocap joint {b.joint_label[j]!r} must move a kinematic body "
+                             "(add_link(is_kinematic=True))")
+    return tuple(int(j) for j in b.mocap_joint)
 
 
 def _topology(b) -> Topology:

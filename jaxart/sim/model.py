@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxart.sim.actuators import ACTUATOR_STATIC_FIELDS, ActuatorTopology
 from jaxart.sim.checks import check_state
 from jaxart.sim.equality import EQUALITY_STATIC_FIELDS, EqualityTopology
 from jaxart.sim.sensors import SENSOR_STATIC_FIELDS, SensorTopology
@@ -127,6 +128,23 @@ class Model:
             (body or shape frame; identity for most sensors, MuJoCo's inertial frame for a ``body`` object).
         sensor_ref_xform: ``(nsensor, 7)`` the same for the reference frame.
         sensor_magnetic_field: ``(3,)`` world magnetic field read by magnetometers (MuJoCo's ``opt.magnetic``).
+        actuator_timeconst: ``(nact,)`` activation filter time constant [s] of each stateful actuator
+            (:mod:`jaxart.sim.actuators`; unused by INTEGRATOR actuators).
+        actuator_gain: ``(nact,)`` output per unit activation (force [N or N·m] or target, per
+            ``actuator_output``).
+        actuator_ctrlrange: ``(nact, 2)`` input clamp ``(lower, upper)`` where ``actuator_ctrllimited``.
+        actuator_actrange: ``(nact, 2)`` activation clamp ``(lower, upper)`` where ``actuator_actlimited``.
+        actuator_act0: ``(nact,)`` initial activation (read by ``state()``).
+        actuator_muscle: ``(nact, 13)`` muscle parameters of MUSCLE actuators (columns
+            :data:`jaxart.laws.muscle.MUSCLE_COLUMNS`: time constants [s], ranges, peak force [N], curve shapes,
+            actuator-length range); zeros for the others.
+        shape_fluid: ``(shape_count, 15)`` ellipsoid fluid model of each shape (MuJoCo's ``geom_fluid`` and the
+            ellipsoid's semi-axes [m]; columns :data:`jaxart.laws.fluid.SHAPE_FLUID_COLUMNS`); zeros (interaction
+            coefficient 0) for shapes without it.
+        fluid_density: ``()`` density of the surrounding medium [kg/m³] (MuJoCo's ``opt.density``; 0 = none).
+        fluid_viscosity: ``()`` dynamic viscosity of the medium [Pa·s] (MuJoCo's ``opt.viscosity``; 0 = none).
+        fluid_wind: ``(3,)`` velocity of the medium in world axes [m/s] (MuJoCo's ``opt.wind``). The forces are
+            :func:`jaxart.laws.fluid.fluid_body_wrenches`.
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
@@ -138,7 +156,14 @@ class Model:
         sensor: static sensor table (:class:`~jaxart.sim.sensors.SensorTopology`); its fields
             (``sensor_type/objtype/objid/reftype/refid/dim/adr/datatype/label/count/data_count``) read as
             ``model.<name>``.
+        actuator: static stateful-actuator table (:class:`~jaxart.sim.actuators.ActuatorTopology`); its fields
+            (``actuator_dyntype/output/target/coord/actlimited/ctrllimited/actearly/label/count``) read as
+            ``model.<name>``.
         meshes: static tuple of mesh vertex/index data referenced by MESH shapes.
+        mocap_joint: static tuple of the kinematic FREE joints whose coordinates are set from
+            ``Control.mocap_pos``/``mocap_quat`` before every step (MuJoCo's mocap bodies, in this order).
+        fluid_enabled: static switch of the fluid forces (``True`` when the builder's density or viscosity is
+            nonzero; the traced ``fluid_*`` values may then change without recompiling).
     """
 
     gravity: jax.Array
@@ -220,12 +245,25 @@ class Model:
     sensor_obj_xform: jax.Array
     sensor_ref_xform: jax.Array
     sensor_magnetic_field: jax.Array
+    actuator_timeconst: jax.Array
+    actuator_gain: jax.Array
+    actuator_ctrlrange: jax.Array
+    actuator_actrange: jax.Array
+    actuator_act0: jax.Array
+    actuator_muscle: jax.Array
+    shape_fluid: jax.Array
+    fluid_density: jax.Array
+    fluid_viscosity: jax.Array
+    fluid_wind: jax.Array
     topology: Topology = struct.field(pytree_node=False)
     schedule: KinematicSchedule = struct.field(pytree_node=False)
     equality: EqualityTopology = struct.field(pytree_node=False)
     tendon: TendonTopology = struct.field(pytree_node=False)
     sensor: SensorTopology = struct.field(pytree_node=False)
+    actuator: ActuatorTopology = struct.field(pytree_node=False)
     meshes: tuple = struct.field(pytree_node=False, default=())
+    mocap_joint: tuple = struct.field(pytree_node=False, default=())
+    fluid_enabled: bool = struct.field(pytree_node=False, default=False)
 
     # ----- counts and static structure (numpy views of the topology) -----
     @property
@@ -265,7 +303,8 @@ class Model:
 
     def __getattr__(self, name: str) -> Any:
         # Static per-element arrays are exposed with Newton's names as read-only numpy arrays.
-        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon", "sensor"):
+        if name.startswith("_") or name in ("topology", "schedule", "meshes", "equality", "tendon", "sensor",
+                                            "actuator", "mocap_joint", "fluid_enabled"):
             raise AttributeError(name)
         if name in EQUALITY_STATIC_FIELDS:
             return self.equality.get(name)
@@ -273,6 +312,8 @@ class Model:
             return self.tendon.get(name)
         if name in SENSOR_STATIC_FIELDS:
             return self.sensor.get(name)
+        if name in ACTUATOR_STATIC_FIELDS:
+            return self.actuator.get(name)
         if name in _TOPOLOGY_ARRAYS:
             return np.asarray(getattr(self.topology, name))
         if name in ("body_label", "joint_label", "shape_label", "articulation_label"):
@@ -302,6 +343,7 @@ class Model:
             body_f=jnp.zeros_like(self.body_qd),
             joint_q=self.joint_q,
             joint_qd=self.joint_qd,
+            actuator_act=self.actuator_act0 if self.actuator.actuator_count else None,
         )
 
     def collide(self, state: State, **kwargs):
@@ -321,7 +363,16 @@ class Model:
             **({} if not self.tendon.tendon_count else dict(
                 tendon_f=jnp.zeros_like(self.tendon_stiffness), tendon_target_length=self.tendon_target_length,
                 tendon_target_velocity=self.tendon_target_velocity)),
+            **({} if not self.actuator.actuator_count else dict(actuator_ctrl=jnp.zeros_like(self.actuator_act0))),
+            **({} if not self.mocap_joint else dict(mocap_pos=self.joint_q[self.mocap_coords[:, :3]],
+                                                    mocap_quat=self.joint_q[self.mocap_coords[:, 3:]])),
         )
+
+    @property
+    def mocap_coords(self) -> np.ndarray:
+        """``(mocap_count, 7)`` coordinate indices of each mocap joint's ``(p, q_xyzw)`` in ``joint_q``."""
+        starts = np.asarray(self.topology.joint_q_start)[np.asarray(self.mocap_joint, dtype=np.int64)]
+        return (starts[:, None] + np.arange(7)).reshape(-1, 7)
 
 
 _TOPOLOGY_ARRAYS = (

@@ -24,6 +24,10 @@ class State:
             frame].
         joint_qd: ``(joint_dof_count,)`` generalized velocities [m/s or rad/s]; FREE/DISTANCE hold
             ``(v_child_com, ω)`` expressed in the parent-anchor frame.
+        actuator_act: ``(actuator_count,)`` activation of each stateful actuator (:mod:`jaxart.sim.actuators`;
+            units of ``Control.actuator_ctrl`` for filters, of its time integral [input·s] for integrators);
+            advanced by every solver's ``step`` (:mod:`jaxart.laws.activation`). ``None`` for models without
+            stateful actuators.
     """
 
     body_q: jax.Array
@@ -31,6 +35,7 @@ class State:
     body_f: jax.Array
     joint_q: jax.Array
     joint_qd: jax.Array
+    actuator_act: jax.Array | None = None
 
     @property
     def body_count(self) -> int:
@@ -61,9 +66,18 @@ class Control:
         tendon_target_velocity: ``(tendon_count,)`` target length rate [m/s] of the tendon drive
             (``Model.tendon_target_kd``).
 
+        actuator_ctrl: ``(actuator_count,)`` input ``u`` of each stateful actuator (MuJoCo's ``ctrl`` of an
+            actuator with activation dynamics; :mod:`jaxart.sim.actuators`), clamped to ``actuator_ctrlrange``
+            where limited.
+        mocap_pos: ``(mocap_count, 3)`` position [m] of each mocap body's frame in its parent anchor's frame (the
+            MJCF world frame for imported models; MuJoCo's ``mocap_pos``), set before every step.
+        mocap_quat: ``(mocap_count, 4)`` orientation ``xyzw`` of each mocap body's frame in the same frame
+            (MuJoCo's ``mocap_quat``, which is ``wxyz``; normalised before use).
+
         The three tendon fields are ``None`` for models without tendons (``control()``), so per-step controls
         built field by field need not carry them; ``None`` on a model with tendons reads as zero force and the
-        model's default targets.
+        model's default targets. Likewise ``actuator_ctrl`` (``None``: zero input) and the mocap fields
+        (``None``: the mocap bodies keep their current pose).
     """
 
     joint_f: jax.Array
@@ -73,6 +87,9 @@ class Control:
     tendon_f: jax.Array | None = None
     tendon_target_length: jax.Array | None = None
     tendon_target_velocity: jax.Array | None = None
+    actuator_ctrl: jax.Array | None = None
+    mocap_pos: jax.Array | None = None
+    mocap_quat: jax.Array | None = None
 
     def clear(self) -> Control:
         """Return a copy with ``joint_f``, ``joint_act`` and ``tendon_f`` zeroed."""

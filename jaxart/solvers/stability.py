@@ -156,10 +156,11 @@ def warn_if_unstable(solver, dt, estimate: StableStep | None, what: str) -> None
     if what in warned:
         return
     warned.add(what)
+    # frames: warn_if_unstable ← _advance ← the step lambda ← step_with_inputs ← SolverBase.step ← caller
     warnings.warn(f"{type(solver).__name__}: dt = {float(step):.3g} s exceeds the estimated stable step "
                   f"{estimate.dt:.3g} s of its explicit {what}, set by the {estimate.reason}; expect energy gain "
                   "or NaN. Use a smaller dt, or SolverFeatherstone's implicit defaults "
-                  "(contact='implicit', drive='implicit').", RuntimeWarning, stacklevel=3)
+                  "(contact='implicit', drive='implicit').", RuntimeWarning, stacklevel=6)
 
 
 def tendon_stable_step(model):

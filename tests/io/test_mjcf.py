@@ -440,10 +440,13 @@ def test_keyframes_mocap_and_other_actuators():
       <general name="weird" joint="hinge" gainprm="1" biastype="affine" biasprm="1 2 3"/></actuator></mujoco>"""
     b2, res2 = _import(xml)
     assert b2.body_flags[res2["bodies"]["mc"]] == int(jaxart.BodyFlags.KINEMATIC)
-    assert b2.joint_type[res2["joints"]["mc_fixed"]] == jaxart.JointType.FIXED
+    assert b2.joint_type[res2["joints"]["mc_mocap"]] == jaxart.JointType.FREE
+    assert b2.mocap_joint == [res2["joints"]["mc_mocap"]] and res2["mocap"] == {"mc": 0}
+    assert res2["actuators"] == {"slow": 0}  # filterexact: a stateful actuator setting the position target
     text = " ".join(res2["unsupported"])
-    for word in ("mocap body 'mc'", "'ballmotor'", "'slow': activation filter", "'weird'"):
+    for word in ("'ballmotor'", "'weird'"):
         assert word in text
+    assert "mocap" not in text and "'slow'" not in text
     hinge_dof = b2.joint_qd_start[res2["joints"]["hinge"]]
     assert b2.joint_target_mode[hinge_dof] == jaxart.JointTargetMode.POSITION
     assert b2.joint_dof["target_ke"][hinge_dof] == 10.0

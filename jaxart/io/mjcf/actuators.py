@@ -14,6 +14,15 @@ same classification: a servo becomes the tendon's drive (``target_ke = kp g²``,
 ``effort_limit`` (``|gear|·max|range|``, as for joints): exact for one actuator with a symmetric range; an
 asymmetric range, or limits on a tendon with several actuators (jaxart bounds their sum, MuJoCo each one),
 are reported.
+
+Activation dynamics (``dyntype`` integrator, filter, filterexact; ``actlimited``/``actrange``, ``actearly``): the
+actuator is classified as above (its drive gains and effort limit go to the DOF or tendon) and
+:func:`map_activations` lists it as a stateful actuator (:mod:`jaxart.sim.actuators`) whose activation sets the
+motor's force (``gain·gear·act``, ``Control.joint_act`` / ``tendon_f``) or the servo's target (``act/gear``, the
+position or velocity target). A muscle (``dyntype``, ``gaintype`` and ``biastype`` muscle, the same gain and bias
+parameters) becomes a MUSCLE stateful actuator (gain = gear, :mod:`jaxart.laws.muscle`, its peak force resolved
+from ``scale/acc0`` when negative, MuJoCo's compiled ``lengthrange``); other muscle combinations and user
+dynamics are reported.
 """
 
 from __future__ import annotations
@@ -24,12 +33,14 @@ import mujoco
 import numpy as np
 
 from jaxart.io.mjcf.flags import actuation_disabled
+from jaxart.sim.actuators import ActuatorDynType, ActuatorOutput
 from jaxart.sim.enums import JointTargetMode
 
 _HINGE_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 _JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
 _TENDON_TRN = int(mujoco.mjtTrn.mjTRN_TENDON)
-_FILTERS = (int(mujoco.mjtDyn.mjDYN_FILTER), int(mujoco.mjtDyn.mjDYN_FILTEREXACT))
+_STATEFUL = (int(mujoco.mjtDyn.mjDYN_INTEGRATOR), int(mujoco.mjtDyn.mjDYN_FILTER),
+             int(mujoco.mjtDyn.mjDYN_FILTEREXACT), int(mujoco.mjtDyn.mjDYN_MUSCLE))
 
 
 @dataclass
@@ -72,16 +83,30 @@ def _classify(m, a: int) -> tuple[DofDrive | None, str | None]:
     """One actuator → a :class:`DofDrive` or an issue string."""
     name = _name(m, a)
     gear = float(m.actuator_gear[a, 0])
+    kinds = (int(m.actuator_dyntype[a]) == mujoco.mjtDyn.mjDYN_MUSCLE,
+             int(m.actuator_gaintype[a]) == mujoco.mjtGain.mjGAIN_MUSCLE,
+             int(m.actuator_biastype[a]) == mujoco.mjtBias.mjBIAS_MUSCLE)
+    if any(kinds):
+        if not all(kinds) or not np.array_equal(m.actuator_gainprm[a, :9], m.actuator_biasprm[a, :9]):
+            return None, (f"actuator {name!r}: muscle dynamics/gain/bias mixed with other types or with different "
+                          "gain and bias parameters not supported")
+        issue = None
+        if m.actuator_forcelimited[a]:
+            issue = f"actuator {name!r}: a muscle's forcerange is applied as a symmetric effort limit"
+        return DofDrive(JointTargetMode.EFFORT, effort_limit=_effort(m, a, gear, 1.0, motor=False), scale=gear,
+                        names=(name,)), issue
     if m.actuator_gaintype[a] != mujoco.mjtGain.mjGAIN_FIXED or gear == 0.0:
         return None, f"actuator {name!r}: gain type {int(m.actuator_gaintype[a])} / zero gear not representable"
     g = float(m.actuator_gainprm[a, 0])
     b0, b1, b2 = (float(x) for x in m.actuator_biasprm[a, :3])
     dyn = int(m.actuator_dyntype[a])
     bias = int(m.actuator_biastype[a])
-    if bias == mujoco.mjtBias.mjBIAS_NONE and dyn == mujoco.mjtDyn.mjDYN_NONE:
-        return DofDrive(JointTargetMode.EFFORT, effort_limit=_effort(m, a, gear, g, motor=True),
+    if dyn and dyn not in _STATEFUL:
+        return None, f"actuator {name!r}: activation dynamics type {dyn} (user) not supported"
+    if bias == mujoco.mjtBias.mjBIAS_NONE:  # a motor; with dynamics ctrlrange bounds the input, not the force
+        return DofDrive(JointTargetMode.EFFORT, effort_limit=_effort(m, a, gear, g, motor=not dyn),
                         scale=g * gear, names=(name,)), None
-    if bias != mujoco.mjtBias.mjBIAS_AFFINE or b0 != 0.0 or g <= 0.0 or (dyn and dyn not in _FILTERS):
+    if bias != mujoco.mjtBias.mjBIAS_AFFINE or b0 != 0.0 or g <= 0.0:
         return None, f"actuator {name!r}: dyn/gain/bias combination (dyn {dyn}, bias {bias}) not representable"
     lim = _effort(m, a, gear, g, motor=False)
     if np.isclose(b1, -g) and b2 <= 0.0:
@@ -92,8 +117,6 @@ def _classify(m, a: int) -> tuple[DofDrive | None, str | None]:
         drive = DofDrive(JointTargetMode.VELOCITY, kd=g * gear**2, effort_limit=lim, names=(name,))
     else:
         return None, f"actuator {name!r}: affine bias {[b0, b1, b2]} is neither a position nor a velocity servo"
-    if dyn:
-        return drive, f"actuator {name!r}: activation filter (timeconst) dropped; mapped as an instantaneous servo"
     return drive, None
 
 
@@ -196,3 +219,71 @@ def map_tendon_actuators(m) -> tuple[dict[int, DofDrive], list[str]]:
             issues.append(f"actuators {drive.names}: force limits of several actuators on one tendon applied to "
                           f"their sum (effort_limit {drive.effort_limit})")
     return drives, issues
+
+
+@dataclass
+class Activation:
+    """A MuJoCo actuator with activation dynamics, as a stateful actuator (:mod:`jaxart.sim.actuators`).
+
+    Attributes:
+        actuator: MuJoCo actuator id.
+        output: :class:`~jaxart.sim.actuators.ActuatorOutput`.
+        target: MuJoCo DOF index (joint outputs) or tendon id (tendon outputs).
+        kwargs: The remaining ``ModelBuilder.add_actuator`` arguments (dyntype, gain, timeconst, ranges, actearly).
+    """
+
+    actuator: int
+    output: ActuatorOutput
+    target: int
+    kwargs: dict
+
+
+_OUTPUTS = {JointTargetMode.EFFORT: (ActuatorOutput.JOINT_FORCE, ActuatorOutput.TENDON_FORCE),
+            JointTargetMode.POSITION: (ActuatorOutput.JOINT_POSITION_TARGET, ActuatorOutput.TENDON_LENGTH_TARGET),
+            JointTargetMode.POSITION_VELOCITY: (ActuatorOutput.JOINT_POSITION_TARGET,
+                                                ActuatorOutput.TENDON_LENGTH_TARGET),
+            JointTargetMode.VELOCITY: (ActuatorOutput.JOINT_VELOCITY_TARGET, ActuatorOutput.TENDON_VELOCITY_TARGET)}
+
+
+def map_activations(m) -> list[Activation]:
+    """The representable actuators with activation dynamics (none with ``actuation`` disabled).
+
+    Args:
+        m: Compiled ``mujoco.MjModel`` (option flags applied).
+
+    Returns:
+        One :class:`Activation` per hinge/slide-joint or tendon actuator whose ``dyntype`` is integrator, filter or
+        filterexact and whose gain/bias :func:`map_actuators` represents.
+    """
+    out: list[Activation] = []
+    if actuation_disabled(m):
+        return out
+    for a in range(m.nu):
+        trn, dyn = int(m.actuator_trntype[a]), int(m.actuator_dyntype[a])
+        jnt = int(m.actuator_trnid[a, 0])
+        if dyn not in _STATEFUL:
+            continue
+        on_tendon = trn == _TENDON_TRN
+        if not on_tendon and (trn not in _JOINT_TRN or int(m.jnt_type[jnt]) not in _HINGE_SLIDE):
+            continue
+        drive, _ = _classify(m, a)
+        if drive is None:
+            continue
+        gear = float(m.actuator_gear[a, 0])
+        output = _OUTPUTS[drive.mode][int(on_tendon)]
+        gain = drive.scale if drive.mode == JointTargetMode.EFFORT else 1.0 / gear
+        muscle = _muscle_row(m, a) if dyn == mujoco.mjtDyn.mjDYN_MUSCLE else None
+        kwargs = dict(dyntype=ActuatorDynType(dyn), gain=gain, muscle=muscle,
+                      timeconst=0.0 if muscle is not None else float(m.actuator_dynprm[a, 0]),
+                      ctrlrange=tuple(m.actuator_ctrlrange[a]) if m.actuator_ctrllimited[a] else None,
+                      actrange=tuple(m.actuator_actrange[a]) if m.actuator_actlimited[a] else None,
+                      actearly=bool(m.actuator_actearly[a]), label=_name(m, a))
+        out.append(Activation(a, output, jnt if on_tendon else int(m.jnt_dofadr[jnt]), kwargs))
+    return out
+
+
+def _muscle_row(m, a: int) -> np.ndarray:
+    """``Model.actuator_muscle`` row of MuJoCo muscle ``a`` (:data:`jaxart.laws.muscle.MUSCLE_COLUMNS` order)."""
+    prm = np.asarray(m.actuator_gainprm[a, :9], dtype=np.float64)
+    force = prm[2] if prm[2] >= 0.0 else prm[3] / max(1e-15, float(m.actuator_acc0[a]))
+    return np.concatenate([m.actuator_dynprm[a, :3], prm[:2], [force], prm[4:9], m.actuator_lengthrange[a]])

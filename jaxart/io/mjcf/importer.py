@@ -32,6 +32,13 @@ tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wr
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
 ``opt.gravity``               ``builder.gravity`` when along the builder's up axis
+density, viscosity, wind      ``builder.fluid_density/viscosity/wind`` (inertia-box model, or the
+                              ellipsoid model of ``fluidshape="ellipsoid"`` geoms: ``shape_fluid``;
+                              :mod:`jaxart.laws.fluid`)
+actuator ``dyntype``          integrator / filter / filterexact → stateful actuators
+                              (``Control.actuator_ctrl``, ``State.actuator_act``)
+mocap body                    kinematic body on a FREE joint listed in ``Model.mocap_joint``
+                              (``Control.mocap_pos/mocap_quat``)
 body gravcomp                 ``body_gravcomp`` (``add_link(gravcomp=...)``)
 ``<option><flag>``            what a disabled flag switches off is not imported (gravity, contacts,
                               limits, equalities, springs, dampers, actuation, ...;
@@ -55,19 +62,20 @@ import mujoco
 import numpy as np
 
 from jaxart.io.entry import text_source
-from jaxart.io.mjcf.actuators import map_actuators
+from jaxart.io.mjcf.actuators import map_activations, map_actuators
 from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf.equality import add_equalities, equality_issues
 from jaxart.io.mjcf.flags import apply_option_flags
 from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
 from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf.refs import MjcfRefs
-from jaxart.io.mjcf.report import gravity_along_up, model_issues
+from jaxart.io.mjcf.report import fluid_semiaxes, gravity_along_up, model_issues
 from jaxart.io.mjcf.sensors import SensorRefs, add_sensors, sensor_issues
 from jaxart.io.mjcf.shapes import add_collision_filters, add_geoms, add_sites, import_meshes, mesh_notes
 from jaxart.io.mjcf.tendons import add_tendons, tendon_issues
+from jaxart.sim.actuators import TENDON_OUTPUTS
 from jaxart.sim.enums import JointType
-from jaxart.sim.validate import as_transform, np_transform_mul
+from jaxart.sim.validate import as_transform, np_quat_rotate, np_transform_mul
 
 
 def load_mjcf(source, *, assets: dict | None = None) -> tuple[str, mujoco.MjModel]:
@@ -136,7 +144,10 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
         imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
         ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index), ``"sensors"`` (MuJoCo sensor name
-        or ``"#<id>"`` → sensor index),
+        or ``"#<id>"`` → sensor index), ``"actuators"`` (name of each MuJoCo actuator with activation dynamics,
+        unnamed ``actuator_<id>`` → its index in ``Control.actuator_ctrl`` / ``State.actuator_act``: set
+        ``actuator_ctrl`` to MuJoCo's ``ctrl`` of these), ``"mocap"`` (mocap body name → index in
+        ``Control.mocap_pos``/``mocap_quat``, MuJoCo's ``body_mocapid``),
         ``"unsupported"`` (the reported issues), ``"approximated"`` (colliding meshes that are not
         convex or whose hull jaxart caps where MuJoCo does not: reported, never an error under
         ``strict``), ``"timestep"`` (``opt.timestep``) and
@@ -178,6 +189,9 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
     imp.check_labels()
     if gravity is not None:
         builder.gravity = gravity
+    if m.opt.density or m.opt.viscosity:  # MuJoCo's medium, rotated into the builder's world
+        builder.fluid_density, builder.fluid_viscosity = float(m.opt.density), float(m.opt.viscosity)
+        builder.fluid_wind = np_quat_rotate(imp.world_base[3:], np.asarray(m.opt.wind, np.float64))
     result = imp.run()
     result.update(unsupported=issues, approximated=notes, timestep=float(m.opt.timestep), mj_model=mj_model)
     if issues or notes:
@@ -250,7 +264,32 @@ class _Importer:
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)
         self.out["keyframes"] = self._keyframes()
+        self.out["actuators"] = self._add_activations()
+        self.out["mocap"] = self._add_mocap()
         return self.out
+
+    def _add_mocap(self) -> dict[str, int]:
+        """Register the mocap bodies' FREE joints in ``mocap_id`` order (MuJoCo name → mocap index)."""
+        m, out = self.m, {}
+        bodies = sorted((int(m.body_mocapid[b]), b) for b in range(1, m.nbody) if m.body_mocapid[b] >= 0)
+        for _, body in bodies:
+            out[self.labels[body]] = len(out)
+            self.b.mocap_joint.append(self.out["joints"][f"{self.labels[body]}_mocap"])
+        return out
+
+    def _add_activations(self) -> dict[str, int]:
+        """Actuators with activation dynamics → stateful actuators (MuJoCo name → ``Control.actuator_ctrl`` index)."""
+        dof_of = {int(mj): self.out["dof_start"] + k for k, mj in enumerate(self.out["dof_map"]) if mj >= 0}
+        out = {}
+        for act in map_activations(self.m):
+            kw = dict(act.kwargs, label=self.pre(act.kwargs["label"]))
+            if act.output in TENDON_OUTPUTS:
+                target = self.out["tendons"].get(self.m.tendon(act.target).name or f"#{act.target}")
+            else:
+                target = dof_of.get(act.target)
+            if target is not None:
+                out[act.kwargs["label"]] = self.b.add_actuator(target, output=act.output, **kw)
+        return out
 
     def _keyframes(self) -> dict[str, np.ndarray]:
         """MuJoCo keyframes as imported ``joint_q`` slices (added FREE joints keep their initial pose)."""
@@ -331,6 +370,11 @@ class _Importer:
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes, min_timeconst=self.min_tc)
         self.geom_shapes, self.site_shapes = shapes, sites
+        if m.opt.density or m.opt.viscosity:  # ellipsoid fluid model (jaxart.laws.fluid)
+            for g, shape in shapes.items():
+                axes = fluid_semiaxes(m, g)
+                if float(m.geom_fluid[g, 0]) > 0.0 and axes is not None:
+                    self.b.shape_fluid[shape] = np.concatenate([m.geom_fluid[g, :12], axes])
         self.out["shapes"] = {m.geom(g).name: s for g, s in shapes.items() if m.geom(g).name}
         self.out["sites"] = {m.site(k).name: s for k, s in sites.items() if m.site(k).name}
 

@@ -106,12 +106,15 @@ def plan_body(m, b: int, body_label: str, *, floating: bool | None) -> list[Segm
         b: MuJoCo body id (≥ 1).
         body_label: The body's jaxart label (unprefixed), used for generated names.
         floating: ``True`` turns a jointless world child into FREE, ``False`` a free root into FIXED.
+            A mocap body always gets a FREE joint (its body is kinematic, its pose an input).
 
     Returns:
         Segments in chain order; all but the last end in a massless intermediate link.
     """
     js = list(range(int(m.body_jntadr[b]), int(m.body_jntadr[b] + m.body_jntnum[b])))
     x_pb = pose(m.body_pos[b], m.body_quat[b])
+    if m.body_mocapid[b] >= 0:  # pose from Control.mocap_pos/quat (jaxart.sim.mocap)
+        return [Segment(JointType.FREE, (), IDENTITY.copy(), IDENTITY.copy(), f"{body_label}_mocap")]
     root = int(m.body_parentid[b]) == 0
     if not js or (root and floating is False and [int(m.jnt_type[j]) for j in js] == [FREE]):
         if root and floating is True:

@@ -2,11 +2,14 @@
 
 Purely visual elements (lights, cameras, materials, textures, geom colours/groups) and MuJoCo
 solver settings (integrator, iterations, ``solimp``, ``condim``, ``solmix``, ``priority``) have no
-jaxart counterpart by design and are not reported.
+jaxart counterpart by design and are not reported. The medium (``density``, ``viscosity``, ``wind``) is imported
+(``Model.fluid_*``) with both fluid models; ``fluidshape="ellipsoid"`` on geoms without semi-axes (meshes, planes,
+height fields) is reported.
 """
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 
@@ -44,13 +47,24 @@ def model_issues(m) -> list[str]:
         joints = ", ".join(repr(m.joint(int(j)).name or f"#{int(j)}") for j in act_gc[:6])
         out.append(f"actuatorgravcomp on {act_gc.size} joint(s) ({joints}): gravity compensation is applied as a "
                    "passive body force (not through actuators, not clamped by actuatorfrcrange)")
-    for b in range(1, m.nbody):
-        name = m.body(b).name or f"body_{b}"
-        if m.body_mocapid[b] >= 0:
-            out.append(f"mocap body {name!r}: imported as a kinematic body welded by a FIXED joint")
-    opt = m.opt
-    if np.any(np.asarray(opt.wind) != 0.0):
-        out.append(f"option wind {np.asarray(opt.wind).tolist()}")
-    if opt.density or opt.viscosity:
-        out.append(f"fluid forces (option density {opt.density}, viscosity {opt.viscosity})")
+    ellipsoid = [g for g in range(m.ngeom) if float(m.geom_fluid[g, 0]) > 0.0 and fluid_semiaxes(m, g) is None]
+    if (m.opt.density or m.opt.viscosity) and ellipsoid:
+        names = [m.geom(g).name or f"#{g}" for g in ellipsoid]
+        out.append(f"fluidshape=\"ellipsoid\" on {len(ellipsoid)} mesh/plane/hfield geom(s) {names[:6]}: no fluid "
+                   "force on them")
     return out
+
+
+def fluid_semiaxes(m, g: int) -> np.ndarray | None:
+    """Semi-axes [m] of geom ``g``'s fluid ellipsoid (MuJoCo's), or ``None`` for types jaxart does not give one."""
+    t, size = int(m.geom_type[g]), np.asarray(m.geom_size[g], np.float64)
+    gt = mujoco.mjtGeom
+    if t == gt.mjGEOM_SPHERE:
+        return np.full(3, size[0])
+    if t == gt.mjGEOM_CAPSULE:
+        return np.array([size[0], size[0], size[1] + size[0]])
+    if t == gt.mjGEOM_CYLINDER:
+        return np.array([size[0], size[0], size[1]])
+    if t in (gt.mjGEOM_ELLIPSOID, gt.mjGEOM_BOX):
+        return size.copy()
+    return None

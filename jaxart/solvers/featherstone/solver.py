@@ -40,6 +40,7 @@ tendons (fixed, spatial through points)     ✓ spring/damper/penalty limit (wit
                                               ``tendon_armature`` as ``a JᵀJ`` in the matrix and ``−a J̇q̇``
 ``angular_damping``                         ✓ on FREE/DISTANCE angular velocities ``ω ← ω (1 − c dt)``
 kinematic bodies                            ✓ their joints keep ``joint_qd`` (q̈ = 0) and integrate q
+stateful actuators, mocap, fluid            ✓ by ``SolverBase.step`` (:func:`~jaxart.solvers.base.step_with_inputs`)
 disabled tree joints                        ✗
 contacts                                    ✓ implicit compliant law (default, ``jaxart.contact.implicit``) in
                                               the joint-space solve, or Newton's explicit penalty law
@@ -206,7 +207,7 @@ class SolverFeatherstone(SolverBase):
             self._limits["tendons"] = tendon_stable_step(model)
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:

@@ -96,6 +96,7 @@ from mujoco import mjx
 from jaxart.kinematics import eval_fk
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.base import step_with_inputs
 from jaxart.solvers.mujoco.contacts import ContactBridge, check_contacts, mjx_step_with_contacts
 from jaxart.solvers.mujoco.convert import model_to_spec, resolve_options
 from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_unmapped
@@ -164,6 +165,10 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
+        if model.mocap_joint:
+            raise NotImplementedError("SolverMuJoCo: mocap bodies (Model.mocap_joint) are not mapped to MuJoCo mocap "
+                                      "bodies yet (their kinematic FREE joints would be simulated as free bodies); "
+                                      "use SolverFeatherstone, SolverXPBD or SolverSemiImplicit")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -206,6 +211,9 @@ class SolverMuJoCo:
     def step(self, state: State, control: Control | None, contacts, dt: float) -> State:
         """Advance one step of ``dt`` seconds with ``mjx.step``; returns the new :class:`State`.
 
+        Mocap poses, activation dynamics and fluid forces enter as in every solver
+        (:func:`jaxart.solvers.base.step_with_inputs`: targets, ``joint_act``/``tendon_f`` and ``body_f``).
+
         Jittable and vmappable over a leading batch axis of ``state``/``control``. ``body_f``
         (world wrenches at COMs) is applied for this step. As in Newton with
         ``use_mujoco_contacts=True``, MuJoCo detects contacts itself and ``contacts`` is ignored
@@ -225,6 +233,10 @@ class SolverMuJoCo:
             TypeError: ``contacts`` is not a ``Contacts`` with ``use_mujoco_contacts=False``.
         """
         checks.check_step(self, state, control, contacts if self._contact_bridge is not None else None, dt)
+        return step_with_inputs(self.model, lambda s, c: self._advance(s, c, contacts, dt), state, control, dt)
+
+    def _advance(self, state: State, control: Control | None, contacts, dt) -> State:
+        """The MJX step proper (arguments of :meth:`step`, already checked)."""
         if control is None:
             control = self.model.control()
         if self._contact_bridge is None:

@@ -33,6 +33,7 @@ limits ``limit_ke/kd``                      ✓ penalty; the drive is off beyond
 contacts                                    ✓ penalty ``ke, kd, kf, mu, ka`` (mean of the two
                                               shapes); optional smooth variant
 kinematic bodies                            ✓ passed through unchanged
+stateful actuators, mocap, fluid            ✓ by ``SolverBase.step`` (:func:`~jaxart.solvers.base.step_with_inputs`)
 fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penalty limit (with ``tendon_margin``),
                                               smooth friction ``tendon_frictionloss`` and actuator
                                               (``tendon_f``, ``target_ke/kd``) of :mod:`jaxart.dynamics.tendon_forces`
@@ -132,7 +133,7 @@ class SolverSemiImplicit(SolverBase):
                                                                            self.joint_attach_kd)}
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:

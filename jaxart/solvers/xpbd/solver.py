@@ -44,6 +44,7 @@ drives ``target_ke/kd`` per mode            ✓ PRISMATIC/REVOLUTE/D6/BALL: impl
 contacts                                    ✓ normal, static/dynamic friction, torsional, rolling;
                                               restitution with ``enable_restitution=True``
 kinematic bodies                            ✓ infinite mass, passed through unchanged
+stateful actuators, mocap, fluid            ✓ by ``SolverBase.step`` (:func:`~jaxart.solvers.base.step_with_inputs`)
 joint compliance                            ✓ ``joint_linear/angular_compliance`` [m/N, rad/(N·m)]
 equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
                                               (:mod:`jaxart.solvers.xpbd.equality`); the traced
@@ -198,7 +199,7 @@ class SolverXPBD(SolverBase):
         self.enable_restitution = bool(enable_restitution)
 
 
-    def step(self, state_in: State, control: Control | None, contacts, dt) -> State:
+    def _advance(self, state_in: State, control: Control | None, contacts, dt) -> State:
         """Advance one step and return the new state (``body_f`` is kept, not cleared).
 
         Args:
