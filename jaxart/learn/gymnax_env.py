@@ -66,34 +66,43 @@ class GymnaxEnv(Environment):
 
     @property
     def default_params(self) -> GymnaxEnvParams:
+        """Episodes of ``episode_length`` steps."""
         return GymnaxEnvParams(max_steps_in_episode=self.episode_length)
 
     def step_env(self, key: jax.Array, state: GymnaxEnvState, action: jax.Array, params: GymnaxEnvParams):
+        """One environment step: ``(obs, state, reward, done, info)``; ``done`` includes the time limit."""
         nxt = self.env.step(state.env_state, action)
         time = state.time + 1
         done = (nxt.done > 0.5) | (time >= params.max_steps_in_episode)
         return nxt.obs, GymnaxEnvState(nxt, time), nxt.reward, done, {}
 
     def reset_env(self, key: jax.Array, params: GymnaxEnvParams):
+        """``(obs, state)`` of a reset environment."""
         s = self.env.reset(key)
         return s.obs, GymnaxEnvState(s, jnp.zeros((), jnp.int32))
 
     def get_obs(self, state: GymnaxEnvState, params=None, key=None) -> jax.Array:
+        """The wrapped state's observation."""
         return state.env_state.obs
 
     def is_terminal(self, state: GymnaxEnvState, params: GymnaxEnvParams) -> jax.Array:
+        """Terminated by the environment or past the time limit."""
         return (state.env_state.done > 0.5) | (state.time >= params.max_steps_in_episode)
 
     @property
     def name(self) -> str:
+        """The wrapped environment's class name."""
         return type(self.env).__name__
 
     @property
     def num_actions(self) -> int:
+        """Length of the action vector."""
         return self.env.action_size
 
     def action_space(self, params: GymnaxEnvParams | None = None) -> spaces.Box:
+        """The box ``[-1, 1]^action_size``."""
         return spaces.Box(low=-1.0, high=1.0, shape=(self.env.action_size,))
 
     def observation_space(self, params: GymnaxEnvParams | None = None) -> spaces.Box:
+        """The unbounded box of ``observation_size`` components."""
         return spaces.Box(low=-jnp.inf, high=jnp.inf, shape=(self.env.observation_size,))

@@ -123,3 +123,21 @@ def test_config_and_protocol_are_validated():
         SHAC(PointMass(), {"horizon": 4})
     with pytest.raises(ValueError, match="num_envs"):
         episode_return(PointMass(), lambda o: o[:2], jax.random.PRNGKey(0), num_envs=0, episode_length=3)
+
+
+def test_gymnax_adapter_steps_resets_and_truncates():
+    pytest.importorskip("gymnax")
+    from jaxart.learn.gymnax_env import GymnaxEnv
+
+    genv = GymnaxEnv(PointMass(), episode_length=3)
+    params = genv.default_params
+    assert genv.action_space(params).shape == (2,) and genv.observation_space(params).shape == (4,)
+    obs, s = genv.reset(jax.random.PRNGKey(0), params)
+    dones = []
+    for i in range(3):
+        obs, s, reward, done, _ = genv.step(jax.random.PRNGKey(i + 1), s, jnp.ones(2), params)
+        dones.append(bool(done))
+        assert np.isfinite(float(reward)) and obs.shape == (4,)
+    assert dones == [False, False, True] and int(s.time) == 0  # truncated at the limit, then reset inside step
+    with pytest.raises(ValueError, match="episode_length"):
+        GymnaxEnv(PointMass(), episode_length=0)
