@@ -9,12 +9,17 @@ reach it), the environment steps and wall time (compilation included) at which e
 
     python benchmarks/learning.py                       # a few minutes on a 2-core CPU
     python benchmarks/learning.py --quick               # a smoke run (pendulum, tiny budgets)
+    python benchmarks/learning.py --only shac --save shac.json &   # or the two in parallel on two cores
+    python benchmarks/learning.py --only ppo --save ppo.json; wait
+    python benchmarks/learning.py --tables shac.json ppo.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pathlib
 import time
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")  # faster compiles, same run time
@@ -42,7 +47,7 @@ def run_ppo(env, args) -> list[dict]:
 
     from jaxart.learn.gymnax_env import GymnaxEnv
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     genv = GymnaxEnv(env, episode_length=args.episode_length)
     algo = PPO.create(env=genv, env_params=genv.default_params, num_envs=args.num_envs, num_steps=args.ppo_unroll,
                       num_epochs=4, num_minibatches=8, learning_rate=3e-4, max_grad_norm=0.5, gamma=args.gamma,
@@ -66,7 +71,9 @@ def run_ppo(env, args) -> list[dict]:
     records, steps = [], 0
 
     def record():
-        records.append({"env_steps": steps, "wall_s": time.perf_counter() - t0, "eval_return": float(evaluate(ts))})
+        ret = float(evaluate(ts))
+        records.append({"env_steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+                        "eval_return": ret})
         print("  ppo", records[-1], flush=True)
 
     record()
@@ -79,22 +86,28 @@ def run_ppo(env, args) -> list[dict]:
     return records
 
 
+def common_target(results: dict[str, list[dict]]) -> float:
+    """The lower of the trainers' best evaluation returns (every trainer reaches it)."""
+    return min(max(r["eval_return"] for r in rec) for rec in results.values())
+
+
 def first_reaching(records: list[dict], target: float) -> dict | None:
     """The first evaluation record whose return is at least ``target``."""
     return next((r for r in records if r["eval_return"] >= target), None)
 
 
 def table(results: dict[str, list[dict]], target: float) -> str:
-    """The comparison as a Markdown table."""
+    """The comparison as a Markdown table (wall and process CPU seconds include compilation)."""
     lines = [f"target return {target:.1f} (episodes of the evaluation length, deterministic policy)", "",
-             "| trainer | env steps to target | wall s to target | first eval (wall s) | best return | "
-             "final return | env steps | wall s |", "|---|---|---|---|---|---|---|---|"]
+             "| trainer | env steps to target | wall s to target | CPU s to target | first eval (wall s) | "
+             "best return | final return | env steps | wall s | CPU s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, rec in results.items():
         hit = first_reaching(rec, target)
-        to_steps, to_wall = (f"{hit['env_steps']:,}", f"{hit['wall_s']:.0f}") if hit else ("not reached", "-")
+        to = (f"{hit['env_steps']:,}", f"{hit['wall_s']:.0f}", f"{hit['cpu_s']:.0f}") if hit else ("not reached",) * 3
         best = max(r["eval_return"] for r in rec)
-        lines.append(f"| {name} | {to_steps} | {to_wall} | {rec[0]['wall_s']:.0f} | {best:.1f} | "
-                     f"{rec[-1]['eval_return']:.1f} | {rec[-1]['env_steps']:,} | {rec[-1]['wall_s']:.0f} |")
+        lines.append(f"| {name} | {' | '.join(to)} | {rec[0]['wall_s']:.0f} | {best:.1f} | "
+                     f"{rec[-1]['eval_return']:.1f} | {rec[-1]['env_steps']:,} | {rec[-1]['wall_s']:.0f} | "
+                     f"{rec[-1]['cpu_s']:.0f} |")
     return "\n".join(lines)
 
 
@@ -105,16 +118,22 @@ def main() -> None:
     p.add_argument("--episode-length", type=int, default=200)
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--horizon", type=int, default=32, help="SHAC's differentiated window")
-    p.add_argument("--shac-iters", type=int, default=40)
+    p.add_argument("--shac-iters", type=int, default=30)
     p.add_argument("--shac-eval-every", type=int, default=5)
-    p.add_argument("--ppo-steps", type=int, default=400_000)
+    p.add_argument("--ppo-steps", type=int, default=200_000)
     p.add_argument("--ppo-unroll", type=int, default=32)
-    p.add_argument("--ppo-eval-every", type=int, default=20)
+    p.add_argument("--ppo-eval-every", type=int, default=10)
     p.add_argument("--eval-envs", type=int, default=16)
     p.add_argument("--target", type=float, default=None, help="target return (default: the lower best return)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--only", choices=("shac", "ppo"), default=None)
+    p.add_argument("--only", choices=("shac", "ppo"), default=None, help="train one (run the two in parallel)")
+    p.add_argument("--save", default=None, help="write the evaluation records to this JSON file")
+    p.add_argument("--tables", nargs="+", default=None, help="print one table from saved JSON records")
     args = p.parse_args()
+    if args.tables:
+        results = {k: v for path in args.tables for k, v in json.loads(pathlib.Path(path).read_text()).items()}
+        print(table(results, args.target if args.target is not None else common_target(results)))
+        return
     if args.quick:
         args.num_envs, args.episode_length, args.horizon, args.eval_envs = 8, 20, 8, 4
         args.shac_iters, args.shac_eval_every, args.ppo_steps, args.ppo_unroll, args.ppo_eval_every = 4, 2, 512, 16, 2
@@ -128,9 +147,9 @@ def main() -> None:
         results["SHAC (jaxart.learn)"] = run_shac(env, args)
     if args.only in (None, "ppo"):
         results["PPO (rejax)"] = run_ppo(env, args)
-    target = args.target if args.target is not None else min(max(r["eval_return"] for r in rec)
-                                                               for rec in results.values())
-    print(table(results, target))
+    if args.save:
+        pathlib.Path(args.save).write_text(json.dumps(results))
+    print(table(results, args.target if args.target is not None else common_target(results)))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ def train_with_evaluations(trainer, key: jax.Array, *, iterations: int, eval_eve
 
     Returns:
         ``(state, records)``: the final trainer state and one record per evaluation, a dict with ``iteration``,
-        ``env_steps``, ``wall_s`` (since the call, compilation included) and ``eval_return``.
+        ``env_steps``, ``wall_s`` (since the call, compilation included), ``cpu_s`` (this process's CPU time since
+        the call, all threads) and ``eval_return``.
 
     Raises:
         ValueError: Non-positive ``iterations`` or ``eval_every``.
@@ -71,7 +72,7 @@ def train_with_evaluations(trainer, key: jax.Array, *, iterations: int, eval_eve
     if int(iterations) < 1 or int(eval_every) < 1:
         raise ValueError(f"train_with_evaluations: iterations and eval_every must be positive, got {iterations!r}, "
                          f"{eval_every!r}")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     k_init, k_eval = jax.random.split(key)
     length = int(eval_length or trainer.config.episode_length)
     update = jax.jit(trainer.update)
@@ -83,7 +84,7 @@ def train_with_evaluations(trainer, key: jax.Array, *, iterations: int, eval_eve
     def record(i):
         ret = float(evaluate(state, k_eval))
         records.append({"iteration": i, "env_steps": int(state.env_steps), "wall_s": time.perf_counter() - t0,
-                        "eval_return": ret})
+                        "cpu_s": time.process_time() - c0, "eval_return": ret})
         if progress is not None:
             progress(records[-1])
 

@@ -50,6 +50,7 @@ class SHACConfig:
         actor_lr: Adam learning rate of the actor.
         critic_lr: Adam learning rate of the critic.
         max_grad_norm: Global-norm clip of the actor's and critic's gradients.
+        lr_decay_iterations: Updates over which both learning rates fall linearly to zero (0: constant rates).
         critic_iterations: Passes over the window's states per critic update.
         critic_minibatches: Minibatches per pass (must divide ``horizon * num_envs``).
         target_alpha: Target-critic smoothing ``target ← α·target + (1 - α)·critic`` per update.
@@ -67,6 +68,7 @@ class SHACConfig:
     actor_lr: float = 2e-3
     critic_lr: float = 2e-3
     max_grad_norm: float = 1.0
+    lr_decay_iterations: int = 0
     critic_iterations: int = 16
     critic_minibatches: int = 4
     target_alpha: float = 0.2
@@ -80,6 +82,9 @@ class SHACConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"SHACConfig: {name} must be a positive integer, got {value!r}")
+        if not isinstance(self.lr_decay_iterations, int) or self.lr_decay_iterations < 0:
+            raise ValueError(f"SHACConfig: lr_decay_iterations must be a non-negative integer, "
+                             f"got {self.lr_decay_iterations!r}")
         if (self.num_envs * self.horizon) % self.critic_minibatches:
             raise ValueError(f"SHACConfig: critic_minibatches ({self.critic_minibatches}) must divide "
                              f"horizon * num_envs ({self.horizon * self.num_envs})")
@@ -166,10 +171,14 @@ class SHAC:
         self.config = config
         self.actor = GaussianActor(config.actor_hidden, env.action_size, config.init_log_std)
         self.critic = ValueCritic(config.critic_hidden)
-        self.actor_tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                                    optax.adam(config.actor_lr, b1=0.7, b2=0.95))
-        self.critic_tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                                     optax.adam(config.critic_lr, b1=0.7, b2=0.95))
+        self.actor_tx = self._optimizer(config.actor_lr, 1)
+        self.critic_tx = self._optimizer(config.critic_lr, config.critic_iterations * config.critic_minibatches)
+
+    def _optimizer(self, lr: float, steps_per_update: int) -> optax.GradientTransformation:
+        """Adam (the paper's β = (0.7, 0.95)) after a global-norm clip, with the configured learning-rate decay."""
+        n = self.config.lr_decay_iterations * steps_per_update
+        schedule = optax.linear_schedule(lr, 0.0, n) if n else lr
+        return optax.chain(optax.clip_by_global_norm(self.config.max_grad_norm), optax.adam(schedule, b1=0.7, b2=0.95))
 
     # ------------------------------------------------------------------ public
     def init(self, key: jax.Array) -> SHACState:

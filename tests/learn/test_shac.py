@@ -117,6 +117,8 @@ def test_config_and_protocol_are_validated():
         SHACConfig(gamma=1.5)
     with pytest.raises(ValueError, match="horizon"):
         SHACConfig(horizon=0)
+    with pytest.raises(ValueError, match="lr_decay_iterations"):
+        SHACConfig(lr_decay_iterations=-1)
     with pytest.raises(TypeError, match="Env protocol"):
         SHAC(object())
     with pytest.raises(TypeError, match="SHACConfig"):

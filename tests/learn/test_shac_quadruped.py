@@ -1,5 +1,5 @@
-"""SHAC through the quadruped's contact step: the actor loss's gradient and an update (slow: compiles the
-differentiated batched contact step)."""
+"""SHAC through the quadruped's contact step: the short-horizon actor loss's gradient against finite differences
+(slow: compiles the differentiated batched contact step; benchmarks/learning.py runs the whole trainer on it)."""
 
 import jax
 
@@ -14,8 +14,9 @@ from jaxart import envs  # noqa: E402
 from jaxart.learn import SHAC, SHACConfig  # noqa: E402
 
 
-@pytest.mark.slow  # minutes: compiles the reverse-mode batched Featherstone contact step twice
-def test_quadruped_actor_loss_gradient_and_update():
+@pytest.mark.slow  # minutes: compiles the reverse-mode batched Featherstone contact step
+@pytest.mark.timeout(1800)
+def test_quadruped_actor_loss_gradient_matches_finite_differences():
     env = envs.QuadrupedWalk(dtype=jnp.float64)
     cfg = SHACConfig(num_envs=2, horizon=4, episode_length=50, critic_minibatches=2, critic_iterations=2,
                      actor_hidden=(16,), critic_hidden=(16,))
@@ -25,16 +26,12 @@ def test_quadruped_actor_loss_gradient_and_update():
     state = state.replace(actor_params=as64(state.actor_params), target_params=as64(state.target_params))
     noise = jax.random.normal(jax.random.PRNGKey(1), (4, 2, 12))
     resets = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(2), 2))
-    loss = jax.jit(lambda p: trainer.actor_loss(p, state, noise, resets)[0])
-    grad = jax.jit(jax.grad(loss))(state.actor_params)
+    loss = lambda p: trainer.actor_loss(p, state, noise, resets)[0]
+    value, grad = jax.jit(jax.value_and_grad(loss))(state.actor_params)
     flat, unravel = ravel_pytree(state.actor_params)
     g = ravel_pytree(grad)[0]
-    assert np.all(np.isfinite(g)) and float(jnp.linalg.norm(g)) > 0
+    assert np.isfinite(float(value)) and np.all(np.isfinite(g)) and float(jnp.linalg.norm(g)) > 0
     direction = jax.random.normal(jax.random.PRNGKey(3), flat.shape)
     eps = 1e-6
-    fd = (loss(unravel(flat + eps * direction)) - loss(unravel(flat - eps * direction))) / (2 * eps)
+    fd = jax.jit(lambda d: (loss(unravel(flat + eps * d)) - loss(unravel(flat - eps * d))) / (2 * eps))(direction)
     np.testing.assert_allclose(float(jnp.dot(g, direction)), float(fd), rtol=1e-4)
-
-    new, metrics = jax.jit(trainer.update)(state)
-    assert bool(metrics["finite_grad"]) and np.isfinite(float(metrics["critic_loss"]))
-    assert int(new.env_steps) == 8 and np.all(np.isfinite(np.asarray(new.env_state.obs)))
