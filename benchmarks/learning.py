@@ -3,11 +3,12 @@
 Both learn ``jaxart.envs.QuadrupedWalk`` (the same task, observation, reward, termination and episode length)
 on today's JAX. SHAC is :class:`jaxart.learn.SHAC`; PPO is rejax's (``pip install "jaxart[rl]"``) through
 :class:`jaxart.learn.gymnax_env.GymnaxEnv`. Both are evaluated by the same deterministic evaluator
-(:func:`jaxart.learn.episode_return`: the policy's mean action, ``--eval-envs`` episodes) every few
-updates. The table reports, for a target return (default: the lower of the two best evaluations, so both
-reach it), the environment steps and wall time (compilation included) at which each first reached it.
+(:func:`jaxart.learn.episode_return`: the policy's mean action, ``--eval-envs`` episodes) every few updates;
+everything runs in float32 (rejax's running statistics do not keep float32 under ``jax_enable_x64``). The table
+reports, for a target return (default: the lower of the two best evaluations, so both reach it), the environment
+steps, wall time and process CPU time (compilation included) at which each first reached it.
 
-    python benchmarks/learning.py                       # a few minutes on a 2-core CPU
+    python benchmarks/learning.py                       # ~5 CPU minutes on a 2-core CPU
     python benchmarks/learning.py --quick               # a smoke run (pendulum, tiny budgets)
     python benchmarks/learning.py --only shac --save shac.json &   # or the two in parallel on two cores
     python benchmarks/learning.py --only ppo --save ppo.json; wait
@@ -137,9 +138,9 @@ def main() -> None:
     if args.quick:
         args.num_envs, args.episode_length, args.horizon, args.eval_envs = 8, 20, 8, 4
         args.shac_iters, args.shac_eval_every, args.ppo_steps, args.ppo_unroll, args.ppo_eval_every = 4, 2, 512, 16, 2
-        env = envs.PendulumSwingup()
+        env = envs.PendulumSwingup(dtype=jnp.float32)
     else:
-        env = envs.QuadrupedWalk()
+        env = envs.QuadrupedWalk(dtype=jnp.float32)  # float32 also under jax_enable_x64 (rejax's PPO needs it)
     print(f"{type(env).__name__}: {args.num_envs} worlds, episodes of {args.episode_length} steps, "
           f"jax {jax.__version__}, {jax.devices()[0].platform}", flush=True)
     results = {}
