@@ -45,3 +45,18 @@ def test_compile_benchmark_quick_form_runs(monkeypatch, capsys):
     rows = _compile_rows(monkeypatch, capsys)
     assert [r[:2] for r in rows] == [["ball_step", "jaxart"], ["ball_fk", "jaxart"], ["ball_grad", "jaxart"]]
     assert all(r[8] == "True" for r in rows)
+
+
+@pytest.mark.slow  # compiles SHAC's differentiated pendulum window and rejax's PPO iteration (minutes)
+def test_learning_benchmark_quick_form_runs(tmp_path):
+    pytest.importorskip("rejax")
+    import os
+    import subprocess
+
+    # A fresh interpreter: rejax's running statistics do not keep float32 under the suite's jax_enable_x64.
+    env = {**os.environ, "JAX_ENABLE_X64": "0", "PYTHONPATH": str(BENCH.parent)}
+    out_json = tmp_path / "records.json"
+    out = subprocess.run([sys.executable, str(BENCH / "learning.py"), "--quick", "--save", str(out_json)], env=env,
+                         capture_output=True, text=True, timeout=1200, check=True).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| SHAC") or line.startswith("| PPO")]
+    assert len(rows) == 2 and out_json.exists(), out

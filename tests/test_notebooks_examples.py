@@ -29,8 +29,8 @@ def test_notebook_outputs_stripped(path):
 def _skip_unless_runnable(nb) -> None:
     """Notebooks listing ``metadata.jaxart.requires`` run only where those packages work here.
 
-    The RL notebook needs Brax, whose trainers (brax 0.14.2) call ``jax.device_put_replicated``,
-    removed in JAX 0.10: it runs under the ``rl`` extra's pinned JAX and is skipped otherwise.
+    (No notebook lists any today. Brax's trainers, brax 0.14.2, call ``jax.device_put_replicated``, removed in
+    JAX 0.10: a notebook requiring ``brax`` is skipped on JAX 0.10 and runs under the ``brax`` extra's pins.)
     """
     import importlib.util
 
@@ -38,9 +38,9 @@ def _skip_unless_runnable(nb) -> None:
 
     for name in nb.metadata.get("jaxart", {}).get("requires", []):
         if importlib.util.find_spec(name) is None:
-            pytest.skip(f"needs {name} (pip install 'jaxart[rl]')")
+            pytest.skip(f"needs {name}")
         if name == "brax" and not hasattr(jax, "device_put_replicated"):
-            pytest.skip(f"brax 0.14.2 needs jax<0.10, found {jax.__version__} (pip install 'jaxart[rl]')")
+            pytest.skip(f"brax 0.14.2 needs jax<0.10, found {jax.__version__} (pip install 'jaxart[brax]')")
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_NOTEBOOKS else p

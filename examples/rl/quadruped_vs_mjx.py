@@ -1,6 +1,6 @@
 """Train the quadruped walking task with Brax's PPO on jaxart and on MJX, in one run, and compare.
 
-Usage (in an environment with the ``rl`` extra, ``pip install "jaxart[rl]"``: brax 0.14.2 needs
+Usage (in an environment with the ``brax`` extra, ``pip install "jaxart[brax]"``: brax 0.14.2 needs
 ``jax<0.10``)::
 
     python examples/rl/quadruped_vs_mjx.py [--steps 2000000] [--mjx-dt 0.002] [--out quadruped_ppo.png]

@@ -1,6 +1,6 @@
 """Train a jaxart environment with Brax's PPO and APG (analytic policy gradients) and compare them.
 
-Usage (in an environment with the ``rl`` extra: ``pip install "jaxart[rl]"``, which pins
+Usage (in an environment with the ``brax`` extra: ``pip install "jaxart[brax]"``, which pins
 ``brax==0.14.2`` and ``jax<0.10`` — brax 0.14.2's trainers call ``jax.device_put_replicated``,
 removed in JAX 0.10)::
 

@@ -8,7 +8,7 @@
     batched = jax.vmap(env.reset)(jax.random.split(key, 1024))        # batched worlds
 
 Every step is differentiable (analytic policy gradients). Brax's trainers take these environments
-unchanged: ``pip install "jaxart[rl]"`` (see the README for the pinned versions).
+unchanged: ``pip install "jaxart[brax]"`` (see the README for the pinned versions).
 """
 
 from jaxart.envs.base import Env, State

@@ -3,7 +3,7 @@
 Brax's training agents (``brax.training.agents.ppo`` / ``apg``) only use an environment through
 ``reset(rng)``, ``step(state, action)``, ``observation_size``, ``action_size`` and ``backend`` and the
 ``State`` fields ``pipeline_state``, ``obs``, ``reward``, ``done``, ``metrics``, ``info``; jaxart's
-environments provide exactly these, so they train unchanged (``pip install "jaxart[rl]"``).
+environments provide exactly these, so they train unchanged (``pip install "jaxart[brax]"``).
 """
 
 from __future__ import annotations
