@@ -65,6 +65,7 @@ class ContactLaw(NamedTuple):
         body_b: ``(c,)`` body of shape B (−1 static), numpy when static at trace time (``None`` in lanes).
         dt: Scalar time step [s].
         stiction_velocity: Scalar ``ε`` [m/s].
+        activation_length: Scalar ``δ`` [m]: the normal force fades in over the last ``δ`` of predicted approach.
     """
 
     point: jax.Array
@@ -78,6 +79,7 @@ class ContactLaw(NamedTuple):
     body_b: jax.Array | np.ndarray | None
     dt: jax.Array
     stiction_velocity: jax.Array
+    activation_length: jax.Array
 
 
 class ImplicitContactRows(NamedTuple):
@@ -118,7 +120,8 @@ def _dot3(a, b):
     return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
 
 
-def contact_law(model, state, contacts, dt, *, stiction_velocity: float = 1e-4) -> tuple[ContactLaw, jax.Array]:
+def contact_law(model, state, contacts, dt, *, stiction_velocity: float = 1e-4,
+                activation_length: float = 1e-5) -> tuple[ContactLaw, jax.Array]:
     """The per-row law inputs and the start-of-step row velocities ``u`` (``(c, 3)``, B relative to A).
 
     Args:
@@ -127,6 +130,7 @@ def contact_law(model, state, contacts, dt, *, stiction_velocity: float = 1e-4) 
         contacts: :class:`~jaxart.collision.Contacts` from ``model.collide(state)``.
         dt: Time step [s].
         stiction_velocity: ``ε`` [m/s]: tangential speed below which a contact sticks.
+        activation_length: ``δ`` [m] of the smooth normal force.
 
     Returns:
         ``(law, u)``.
@@ -139,47 +143,56 @@ def contact_law(model, state, contacts, dt, *, stiction_velocity: float = 1e-4) 
     u = _point_velocity(model, state, body_b, p) - _point_velocity(model, state, body_a, p)
     law = ContactLaw(point=p, normal=contacts.normal, separation=contacts.separation, ke=ke, kd=kd, mu=mu,
                      active=contacts.active, body_a=body_a, body_b=body_b, dt=jnp.asarray(dt, dtype),
-                     stiction_velocity=jnp.asarray(stiction_velocity, dtype))
+                     stiction_velocity=jnp.asarray(stiction_velocity, dtype),
+                     activation_length=jnp.asarray(activation_length, dtype))
     return law, u
 
 
-def _normal_force(law: ContactLaw, un):
-    """``(on, f_n)``: the on-gate and the (unclamped) normal force ``ke·(−d) − α·u_n`` at normal velocity ``un``."""
-    f_n = law.ke * (-law.separation) - (law.kd + law.dt * law.ke) * un
-    return law.active & (f_n > 0.0), f_n
+def _smooth(law: ContactLaw, force):
+    """``(F, σ)``: the smooth positive part ``F = s·softplus(force/s)`` of a normal force and its slope
+    ``σ = sigmoid(force/s)``, with the force scale ``s = ke·δ`` (zero on inactive rows)."""
+    scale = jnp.maximum(law.ke * law.activation_length, jnp.finfo(force.dtype).tiny)
+    x = force / scale
+    return (jnp.where(law.active, scale * jax.nn.softplus(x), 0.0),
+            jnp.where(law.active, jax.nn.sigmoid(x), 0.0))
+
+
+def _predicted_force(law: ContactLaw, un):
+    """The spring–damper's normal force ``ke·(−d) − α·u_n`` at normal velocity ``un`` (before the positive part)."""
+    return law.ke * (-law.separation) - (law.kd + law.dt * law.ke) * un
 
 
 def _slip_scale(law: ContactLaw, u, un):
     """``1 / √(|u_t|² + ε²)`` of the tangential part of ``u``."""
-    return jax.lax.rsqrt(_dot3(u, u) - un * un + law.stiction_velocity ** 2)
+    return jax.lax.rsqrt(jnp.maximum(_dot3(u, u) - un * un, 0.0) + law.stiction_velocity ** 2)
 
 
 def linearize(law: ContactLaw, u, *, first: bool = False) -> ImplicitContactRows:
     """The affine law ``f = f0 − W u'`` at a guess ``u`` of the end-of-step row velocities.
 
-    The row is on when the normal force at ``u`` is positive; ``β = μ f_n(u) / √(|u_t|² + ε²)`` (the secant
-    of the regularised Coulomb law at ``u``). Layout-generic (rows and components lead, lanes trail).
+    Normal: the tangent of ``f_n(u') = F(ke·(−d) − α·u_n')`` at ``u`` (``F`` the smooth positive part), i.e. the
+    normal damping ``σ·α`` and ``f0·n`` with ``f0 = f_n(u) + σ·α·u_n``. Friction: ``β = μ f_n(u) / √(|u_t|² + ε²)``
+    (the secant of the regularised Coulomb law at ``u``). Every coefficient is a smooth function of ``u`` and of
+    the state. Layout-generic (rows and components lead, lanes trail).
 
     Args:
         law: The per-row inputs.
         u: ``(c, 3)`` row velocities (B relative to A) [m/s].
         first: The first linearisation, at the start-of-step velocities: friction then takes the spring's
-            force ``ke·(−d)`` as its normal force (a lower bound at an impact, so the iterations approach the
+            force ``F(ke·(−d))`` as its normal force (a lower bound at an impact, so the iterations approach the
             slip speed from above, where the secant converges fastest and never overshoots).
 
     Returns:
-        The :class:`ImplicitContactRows` (rows that are off have zero force and damping).
+        The :class:`ImplicitContactRows` (inactive rows have zero force and damping).
     """
     n = law.normal
     un = _dot3(u, n)
-    on, f_n = _normal_force(law, un)
-    zero = jnp.zeros_like(f_n)
-    alpha = jnp.where(on, law.kd + law.dt * law.ke, zero)
-    lam = jnp.maximum(law.ke * (-law.separation), 0.0) if first else f_n
-    beta = jnp.where(on, law.mu * lam * _slip_scale(law, u, un), zero)
-    f0 = jnp.where(on, law.ke * (-law.separation), zero)
-    return ImplicitContactRows(point=law.point, normal=n, force0=f0[:, None] * n, alpha=alpha, beta=beta,
-                               body_a=law.body_a, body_b=law.body_b, dt=law.dt)
+    alpha = law.kd + law.dt * law.ke
+    f_n, slope = _smooth(law, _predicted_force(law, un))
+    lam = _smooth(law, law.ke * (-law.separation))[0] if first else f_n
+    beta = law.mu * lam * _slip_scale(law, u, un)
+    return ImplicitContactRows(point=law.point, normal=n, force0=(f_n + slope * alpha * un)[:, None] * n,
+                               alpha=slope * alpha, beta=beta, body_a=law.body_a, body_b=law.body_b, dt=law.dt)
 
 
 def law_forces(law: ContactLaw, u) -> jax.Array:
@@ -187,13 +200,13 @@ def law_forces(law: ContactLaw, u) -> jax.Array:
     (equal to the affine force ``f0 − W u`` of the last linearisation once the iterations converged)."""
     n = law.normal
     un = _dot3(u, n)
-    on, f_n = _normal_force(law, un)
-    f_n = jnp.where(on, f_n, 0.0)
+    f_n = _smooth(law, _predicted_force(law, un))[0]
     ut = u - un[:, None] * n
     return f_n[:, None] * n - (law.mu * f_n * _slip_scale(law, u, un))[:, None] * ut
 
 
-def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: float = 1e-4) -> ImplicitContactRows:
+def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: float = 1e-4,
+                          activation_length: float = 1e-5) -> ImplicitContactRows:
     """The law linearised at the start-of-step velocities (the first iteration of the step's solve).
 
     Args:
@@ -206,12 +219,13 @@ def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: floa
     Returns:
         The :class:`ImplicitContactRows`.
     """
-    law, u = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity)
-    return linearize(law, u)
+    law, u = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity,
+                         activation_length=activation_length)
+    return linearize(law, u, first=True)
 
 
-def implicit_contact_forces(model, state, contacts, joint_qd_next, dt, *,
-                            stiction_velocity: float = 1e-4) -> jax.Array:
+def implicit_contact_forces(model, state, contacts, joint_qd_next, dt, *, stiction_velocity: float = 1e-4,
+                            activation_length: float = 1e-5) -> jax.Array:
     """World force of every contact row on shape B's body during the step ``state → joint_qd_next`` [N].
 
     The law's force at the end-of-step point velocity ``u'`` of the new joint velocities at the step's
@@ -225,13 +239,15 @@ def implicit_contact_forces(model, state, contacts, joint_qd_next, dt, *,
         joint_qd_next: ``(joint_dof_count,)`` joint velocities the step returned.
         dt: The step's time step [s].
         stiction_velocity: The solver's ``stiction_velocity`` [m/s].
+        activation_length: The solver's ``contact_activation_length`` [m].
 
     Returns:
         ``(capacity, 3)`` forces on B [N].
     """
     from jaxart.kinematics.fk import eval_fk
 
-    law, _ = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity)
+    law, _ = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity,
+                         activation_length=activation_length)
     moved = eval_fk(model, state.joint_q, joint_qd_next, state)
     u = _point_velocity(model, moved, law.body_b, law.point) - _point_velocity(model, moved, law.body_a, law.point)
     return law_forces(law, u)

@@ -152,6 +152,9 @@ class SolverFeatherstone(SolverBase):
             the on-gate, the normal force and the friction coefficient at the previous solve's end-of-step
             velocities (:mod:`jaxart.contact.implicit`). 1 is the single linearly implicit solve at the
             start-of-step velocities (cheapest; friction then lags the normal force at impacts).
+        contact_activation_length: ``δ`` [m] of the implicit contact law: the normal force is the smooth
+            positive part ``ke·δ·softplus(f/(ke·δ))`` of the spring–damper's ``f``, i.e. it fades in over the last
+            ``δ`` of predicted approach, so the step is a smooth function of the state across touch/separate.
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
@@ -159,7 +162,7 @@ class SolverFeatherstone(SolverBase):
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
                 'stiction_velocity', 'drive_limits_are_forces', 'constraint_stabilization',
-                'constraint_regularization', 'contact_iterations')
+                'constraint_regularization', 'contact_iterations', 'contact_activation_length')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
@@ -167,7 +170,8 @@ class SolverFeatherstone(SolverBase):
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
                  contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
                  drive_limits_are_forces: bool = True, constraint_stabilization: float = 1.0,
-                 constraint_regularization: float | None = None, contact_iterations: int = 3) -> None:
+                 constraint_regularization: float | None = None, contact_iterations: int = 3,
+                 contact_activation_length: float = 1e-5) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
         if contact not in _CONTACTS:
@@ -181,6 +185,9 @@ class SolverFeatherstone(SolverBase):
             raise TypeError(f"SolverFeatherstone: contact_iterations must be an int, got {type(contact_iterations)}")
         if contact_iterations < 1:
             raise ValueError(f"SolverFeatherstone: contact_iterations must be >= 1, got {contact_iterations}")
+        if not contact_activation_length > 0.0:
+            raise ValueError("SolverFeatherstone: contact_activation_length must be > 0 [m], got "
+                             f"{contact_activation_length}")
         if not friction_smoothing > 0.0:
             raise ValueError(f"SolverFeatherstone: friction_smoothing must be > 0, got {friction_smoothing}")
         if not 0.0 < constraint_stabilization <= 1.0:
@@ -206,6 +213,7 @@ class SolverFeatherstone(SolverBase):
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self.stiction_velocity = float(stiction_velocity)
         self.contact_iterations = int(contact_iterations)
+        self.contact_activation_length = float(contact_activation_length)
         self.drive_limits_are_forces = bool(drive_limits_are_forces)
         self.constraint_stabilization = float(constraint_stabilization)
         self.constraint_regularization = float(constraint_regularization)
@@ -243,6 +251,7 @@ class SolverFeatherstone(SolverBase):
                                  extra_body_f=extra, contacts=implicit_contacts,
                                  stiction_velocity=self.stiction_velocity,
                                  contact_iterations=self.contact_iterations,
+                                 contact_activation_length=self.contact_activation_length,
                                  drive_limits_are_forces=self.drive_limits_are_forces,
                                  constraints=self._constraints(),
                                  loop_joints=loop_state_plan(self.model, ignore_loop_joints=self.ignore_loop_joints))

@@ -44,12 +44,13 @@ from jaxart.solvers.featherstone.contact_solve import dense_contact_acceleration
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
                                                     "stiction_velocity", "drive_limits_are_forces", "constraints",
-                                                    "loop_joints", "contact_iterations"))
+                                                    "loop_joints", "contact_iterations",
+                                                    "contact_activation_length"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
                       stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True,
                       constraints: Constraints | None = None, loop_joints: LoopAxes | None = None,
-                      contact_iterations: int = 3) -> State:
+                      contact_iterations: int = 3, contact_activation_length: float = 1e-5) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -77,6 +78,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             model).
         contact_iterations: Linear solves of the implicit contact law per step (≥ 1; see
             :mod:`jaxart.contact.implicit`).
+        contact_activation_length: ``δ`` [m] of the implicit contact law's smooth normal force.
 
     Returns:
         The new state.
@@ -93,7 +95,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             control, body_f = control.replace(joint_f=control.joint_f + t_joint_f), body_f + t_body_f
         rows = bodies = None
         if contacts is not None and contacts.capacity:
-            rows, _ = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity)
+            rows, _ = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity,
+                                  activation_length=contact_activation_length)
             if contacts.slot_bodies is not None and static_side_only(contacts.slot_bodies):
                 bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
         options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
