@@ -31,12 +31,13 @@ world only.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxart.dynamics.engine import lane_spatial as ls
-from jaxart.dynamics.engine.aba_contact import contact_dof_terms
 from jaxart.dynamics.engine.aba_schedule import aba_schedule
 from jaxart.dynamics.engine.dense_solve import dense_accelerations
 from jaxart.dynamics.layout import dynamics_layout
@@ -241,35 +242,77 @@ def _block_system(ia, pa, cols, c_sum, tau, diag) -> tuple[jnp.ndarray, jnp.ndar
     return mat, stack(tau) - sum(s[:, i] * bias[i] for i in range(6))
 
 
-def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, contact=None):
-    """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies).
+class AbaTerms(NamedTuple):
+    """Everything the two passes of one ABA solve read, in the lane layout (components ``(rows, L)``).
 
-    ``contact``: optional ``(rows, bodies, dt)`` of implicit contact rows whose other side is static
-    (:mod:`jaxart.dynamics.engine.aba_contact`), folded into the attached inertias and biases.
+    Attributes:
+        s: DOF columns ``S`` (world-origin Plücker), 6-tuple of ``(nd + 1, L)`` (last row padding).
+        vel: Body twists ``(v_at_world_origin, ω)``, 6-tuple of ``(≥ n, L)``.
+        c: Velocity products ``Ṡ q̇`` per DOF, 6-tuple of ``(nd + 1, L)``.
+        i_dof: Attached rigid inertias per DOF, 10-tuple of ``(nd + 1, L)``.
+        p_dof: Attached bias wrenches per DOF, 6-tuple of ``(nd + 1, L)``.
+        tau: ``(nd + 1, L)`` generalized forces (with the extra forces).
+        extra: ``(nd + 1, L)`` the diagonal ``e`` added to ``H``.
     """
-    sched = aba_schedule(model)
+
+    s: tuple
+    vel: tuple
+    c: tuple
+    i_dof: tuple
+    p_dof: tuple
+    tau: jnp.ndarray
+    extra: jnp.ndarray
+
+
+def aba_terms(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f) -> AbaTerms:
+    """Stages 1–2 of :func:`aba_kernel` (geometry, velocity products, inertias, biases, forces), lane layout.
+
+    Arguments as :func:`aba_kernel`.
+    """
     geometry = _geometry(model, joint_q, joint_qd, base_q)
     c, i_dof, p_dof, tau = _forces(model, geometry, joint_qd, joint_f, body_f)
-    s, imp = geometry[0], None
-    if contact is not None:
-        rows, bodies, dt = contact
-        imp, p_contact = contact_dof_terms(model, rows, bodies, geometry[3], c, dt)
-        p_dof = tuple(a + b for a, b in zip(p_dof, p_contact, strict=True))
     tau = tau + jnp.concatenate([tau_extra, jnp.zeros_like(tau_extra[:1])], axis=0)
     extra = jnp.concatenate([d_extra, jnp.zeros_like(d_extra[:1])], axis=0)
-    lanes_ = max(x.shape[-1] for x in (*s, *c, *i_dof, *p_dof, tau, extra))
-    tiny = jnp.finfo(joint_q.dtype).tiny
-    return _solve(sched, (s, c, i_dof, p_dof, tau, extra, imp), lanes_, tiny)
+    return AbaTerms(s=geometry[0], vel=geometry[3], c=c, i_dof=i_dof, p_dof=p_dof, tau=tau, extra=extra)
+
+
+def aba_solve(model, terms: AbaTerms, impedance: tuple | None = None, bias: tuple | None = None) -> jnp.ndarray:
+    """Both passes of the algorithm over :func:`aba_terms`, optionally with per-DOF added inertias.
+
+    Args:
+        model: The model.
+        terms: :class:`AbaTerms`.
+        impedance: Optional 21-tuple of ``(nd + 1, L)`` symmetric 6×6 inertias added to the attached inertias
+            (implicit contact impedances, :mod:`jaxart.dynamics.engine.aba_contact`).
+        bias: Optional 6-tuple of ``(nd + 1, L)`` wrenches added to the attached biases.
+
+    Returns:
+        ``(nd, L)`` joint accelerations.
+    """
+    p_dof = terms.p_dof if bias is None else tuple(a + b for a, b in zip(terms.p_dof, bias, strict=True))
+    per_dof = (terms.s, terms.c, terms.i_dof, p_dof, terms.tau, terms.extra, impedance)
+    lanes_ = max(x.shape[-1] for x in (*terms.s, *terms.c, *terms.i_dof, *p_dof, terms.tau, terms.extra))
+    return _solve(aba_schedule(model), per_dof, lanes_, jnp.finfo(terms.tau.dtype).tiny)
+
+
+def aba_kernel(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f):
+    """Lane kernel of :func:`aba_accelerations` (``base_q``: ``(k, 7, L)`` poses of the base bodies)."""
+    return aba_solve(model, aba_terms(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f))
+
+
+def body_q_from_base(model, base_q) -> jnp.ndarray:
+    """``(n, 7)`` body poses holding the ``(k, 7)`` poses of the base bodies (identity elsewhere, not read)."""
+    base = base_bodies(model.schedule)
+    slot = np.full(model.body_count, len(base))
+    slot[base] = np.arange(len(base))
+    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
+    return take_rows(jnp.concatenate([base_q, ident]), slot)
 
 
 def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None,
                     contact=None, constraints=None, dt=None, lowrank=None):
     """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
-    base = base_bodies(model.schedule)
-    slot = np.full(model.body_count, len(base))
-    slot[base] = np.arange(len(base))
-    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], joint_q.dtype)
-    body_q = take_rows(jnp.concatenate([base_q, ident]), slot)
+    body_q = body_q_from_base(model, base_q)
     return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad,
                                contact=contact, constraints=constraints, dt=dt, lowrank=lowrank)
 

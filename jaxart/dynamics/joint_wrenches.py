@@ -201,7 +201,7 @@ def _tendon_solver_forces(model, state: State, control: Control, qdd, dt, *, imp
 
 
 def eval_body_contact_wrenches(model, state: State, contacts, joint_qd_next, dt, *,
-                               stiction_velocity: float = 1e-4) -> jax.Array:
+                               stiction_velocity: float = 1e-4, activation_length: float = 1e-5) -> jax.Array:
     """Per-body world wrench of the implicit contact forces of one step (``contact="implicit"``).
 
     Sums :func:`~jaxart.contact.implicit.implicit_contact_forces` per body: body B of a row receives
@@ -215,6 +215,7 @@ def eval_body_contact_wrenches(model, state: State, contacts, joint_qd_next, dt,
         joint_qd_next: ``(joint_dof_count,)`` joint velocities the step returned.
         dt: The step's time step [s].
         stiction_velocity: The solver's ``stiction_velocity`` [m/s].
+        activation_length: The solver's ``contact_activation_length`` [m].
 
     Returns:
         ``(body_count, 6)`` world wrenches ``(f, τ about the body's COM)`` [N, N·m].
@@ -226,7 +227,8 @@ def eval_body_contact_wrenches(model, state: State, contacts, joint_qd_next, dt,
     checks.check_contacts(contacts, "eval_body_contact_wrenches: contacts")
     checks.check_dt(dt, "eval_body_contact_wrenches: dt")
     n = model.body_count
-    force = implicit_contact_forces(model, state, contacts, joint_qd_next, dt, stiction_velocity=stiction_velocity)
+    force = implicit_contact_forces(model, state, contacts, joint_qd_next, dt, stiction_velocity=stiction_velocity,
+                                    activation_length=activation_length)
     body_a, body_b = (contacts.body_a, contacts.body_b) if contacts.slot_bodies is None else (
         np.asarray(b, np.int32) for b in contacts.slot_bodies)
     com = transform_point(state.body_q, model.body_com.astype(force.dtype))

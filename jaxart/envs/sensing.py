@@ -58,7 +58,8 @@ def _inputs_of_step(env, solver, start: State, control: Control) -> tuple[State,
     if contacts is None:
         return nxt, SensorInputs(joint_qdd=qdd)
     force = implicit_contact_forces(model, start, contacts, nxt.joint_qd, env.dt,
-                                    stiction_velocity=solver.stiction_velocity)
+                                    stiction_velocity=solver.stiction_velocity,
+                                    activation_length=solver.contact_activation_length)
     return nxt, SensorInputs(joint_qdd=qdd, contacts=contacts, contact_force=force)
 
 

@@ -28,7 +28,7 @@ from jaxart.dynamics.layout import dynamics_layout
 from jaxart.math import soa
 from jaxart.math.static_index import take_rows
 
-__all__ = ["contact_dof_terms", "static_side_only"]
+__all__ = ["contact_dof_terms", "static_row_velocities", "static_side_only"]
 
 
 def static_side_only(bodies) -> bool:
@@ -110,3 +110,32 @@ def contact_dof_terms(model, rows, bodies: tuple, vel: tuple, c: tuple, dt) -> t
     k_dof = ls.sum_rows(pad(tuple(dt * k for k in k0)), dof_rows)
     p_dof = ls.sum_rows(pad(bias), dof_rows)
     return k_dof, p_dof
+
+
+def static_row_velocities(model, point, bodies: tuple, s: tuple, vel: tuple, dqd=None) -> jnp.ndarray:
+    """Row velocities ``u = v_B(p) − v_A(p)`` of static-side rows in the lane layout.
+
+    Args:
+        model: The model.
+        point: ``(R, 3, L)`` world contact points [m].
+        bodies: Static ``(body_a, body_b)`` tuples of the rows (every row has a static side).
+        s: DOF columns ``S``, 6-tuple of ``(nd + 1, L)`` (world-origin Plücker, last row padding).
+        vel: Body twists ``(v_at_world_origin, ω)``, 6-tuple of ``(≥ n, L)``.
+        dqd: Optional ``(nd, L)`` velocity change ``Δq̇`` (at the same configuration) added to the twists.
+
+    Returns:
+        ``(R, 3, L)`` row velocities [m/s].
+    """
+    n, nd = model.body_count, model.joint_dof_count
+    body, sign, anc, _ = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
+    v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
+    twist = tuple(take_rows(x, body) for x in v_ext)
+    if dqd is not None:
+        dq = jnp.concatenate([dqd, jnp.zeros_like(dqd[:1])], axis=0)
+        sdq = tuple(x * dq for x in s)
+        twist = tuple(t + sum(take_rows(x, anc[:, m]) for m in range(anc.shape[1])) for t, x in zip(twist, sdq,
+                                                                                                       strict=True))
+    p = tuple(point[:, k] for k in range(3))
+    lin = soa.add(twist[:3], soa.cross(twist[3:], p))
+    sg = jnp.asarray(sign, point.dtype)[:, None]
+    return jnp.stack([sg * x for x in lin], axis=1)

@@ -149,6 +149,13 @@ class SolverFeatherstone(SolverBase):
             of the position error removed per step.
         constraint_regularization: Relative regularisation ``ρ`` > 0 of the constraint Schur complement (the
             rows' relative compliance); default 1e-6 for float32 models, 1e-10 for float64.
+        contact_iterations: Linear solves per step of the implicit contact law (≥ 1): each re-linearises
+            the on-gate, the normal force and the friction coefficient at the previous solve's end-of-step
+            velocities (:mod:`jaxart.contact.implicit`). 1 is the single linearly implicit solve at the
+            start-of-step velocities (cheapest; friction then lags the normal force at impacts).
+        contact_activation_length: ``δ`` [m] of the implicit contact law: the normal force is the smooth
+            positive part ``ke·δ·softplus(f/(ke·δ))`` of the spring–damper's ``f``, i.e. it fades in over the last
+            ``δ`` of predicted approach, so the step is a smooth function of the state across touch/separate.
 
     Raises:
         ValueError: Disabled tree joints, or bad options.
@@ -156,7 +163,7 @@ class SolverFeatherstone(SolverBase):
 
     _OPTIONS = ('angular_damping', 'drive', 'friction_smoothing', 'ignore_loop_joints', 'contact', 'contact_smoothing',
                 'stiction_velocity', 'drive_limits_are_forces', 'constraint_stabilization',
-                'constraint_regularization')
+                'constraint_regularization', 'contact_iterations', 'contact_activation_length')
     checkpointed_step = True
 
     def __init__(self, model: Model, *, angular_damping: float = 0.05, drive: str = "implicit",
@@ -164,7 +171,8 @@ class SolverFeatherstone(SolverBase):
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
                  contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
                  drive_limits_are_forces: bool = True, constraint_stabilization: float = 1.0,
-                 constraint_regularization: float | None = None) -> None:
+                 constraint_regularization: float | None = None, contact_iterations: int = 3,
+                 contact_activation_length: float = 1e-5) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")
         if contact not in _CONTACTS:
@@ -174,6 +182,13 @@ class SolverFeatherstone(SolverBase):
                              f"contact='explicit', got contact={contact!r}")
         if not stiction_velocity > 0.0:
             raise ValueError(f"SolverFeatherstone: stiction_velocity must be > 0 [m/s], got {stiction_velocity}")
+        if isinstance(contact_iterations, bool) or not isinstance(contact_iterations, (int, np.integer)):
+            raise TypeError(f"SolverFeatherstone: contact_iterations must be an int, got {type(contact_iterations)}")
+        if contact_iterations < 1:
+            raise ValueError(f"SolverFeatherstone: contact_iterations must be >= 1, got {contact_iterations}")
+        if not contact_activation_length > 0.0:
+            raise ValueError("SolverFeatherstone: contact_activation_length must be > 0 [m], got "
+                             f"{contact_activation_length}")
         if not friction_smoothing > 0.0:
             raise ValueError(f"SolverFeatherstone: friction_smoothing must be > 0, got {friction_smoothing}")
         if not 0.0 < constraint_stabilization <= 1.0:
@@ -198,6 +213,8 @@ class SolverFeatherstone(SolverBase):
         self.contact = contact
         self.contact_smoothing = None if contact_smoothing is None else float(contact_smoothing)
         self.stiction_velocity = float(stiction_velocity)
+        self.contact_iterations = int(contact_iterations)
+        self.contact_activation_length = float(contact_activation_length)
         self.drive_limits_are_forces = bool(drive_limits_are_forces)
         self.constraint_stabilization = float(constraint_stabilization)
         self.constraint_regularization = float(constraint_regularization)
@@ -234,6 +251,8 @@ class SolverFeatherstone(SolverBase):
                                  implicit=self.drive == "implicit", friction_eps=self.friction_smoothing,
                                  extra_body_f=extra, contacts=implicit_contacts,
                                  stiction_velocity=self.stiction_velocity,
+                                 contact_iterations=self.contact_iterations,
+                                 contact_activation_length=self.contact_activation_length,
                                  drive_limits_are_forces=self.drive_limits_are_forces,
                                  constraints=self._constraints(),
                                  loop_joints=loop_state_plan(self.model, ignore_loop_joints=self.ignore_loop_joints))

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxart.contact.implicit import implicit_contact_rows
+from jaxart.contact.implicit import contact_law
 from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
 from jaxart.dynamics.engine.aba_contact import static_side_only
 from jaxart.dynamics.engine.dense_solve import Constraints
@@ -39,15 +39,18 @@ from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.featherstone.contact_solve import dense_contact_accelerations, lane_contact_accelerations
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
                                                     "stiction_velocity", "drive_limits_are_forces", "constraints",
-                                                    "loop_joints"))
+                                                    "loop_joints", "contact_iterations",
+                                                    "contact_activation_length"))
 def featherstone_step(model: Model, state: State, control: Control | None, dt, *, angular_damping: float = 0.05,
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
                       stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True,
-                      constraints: Constraints | None = None, loop_joints: LoopAxes | None = None) -> State:
+                      constraints: Constraints | None = None, loop_joints: LoopAxes | None = None,
+                      contact_iterations: int = 3, contact_activation_length: float = 1e-5) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -73,6 +76,9 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
         loop_joints: Static :func:`~jaxart.dynamics.engine.loop_axes.loop_state_plan` whose joints'
             ``joint_q``/``joint_qd`` are measured from the new body poses (``None``: every enabled loop joint of the
             model).
+        contact_iterations: Linear solves of the implicit contact law per step (≥ 1; see
+            :mod:`jaxart.contact.implicit`).
+        contact_activation_length: ``δ`` [m] of the implicit contact law's smooth normal force.
 
     Returns:
         The new state.
@@ -89,11 +95,12 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             control, body_f = control.replace(joint_f=control.joint_f + t_joint_f), body_f + t_body_f
         rows = bodies = None
         if contacts is not None and contacts.capacity:
-            rows = implicit_contact_rows(model, state, contacts, dt, stiction_velocity=stiction_velocity)
+            rows, _ = contact_law(model, state, contacts, dt, stiction_velocity=stiction_velocity,
+                                  activation_length=contact_activation_length)
             if contacts.slot_bodies is not None and static_side_only(contacts.slot_bodies):
                 bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
         options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
-                       limit_impulse=not drive_limits_are_forces)
+                       limit_impulse=not drive_limits_are_forces, contact_iterations=int(contact_iterations))
         lane_rows = ()
         if constraints is not None and constraints.empty:
             constraints = None
@@ -129,9 +136,10 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None, lowrank=None):
-    """Per-world step from the base bodies' poses/twists (see the module docstring). Contact rows come as
-    ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
+                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None, lowrank=None,
+                contact_iterations=3):
+    """Per-world step from the base bodies' poses/twists (see the module docstring). The contact law's rows
+    come as ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
         contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
     m_eff = None
@@ -148,24 +156,29 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
     if bias is not None:
         f0 = fold_loop_bias(constraints.axes, f0, model.joint_armature + diag, dyad, bias)
     args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
-    if dyad is None and contact is None and constraints is None and lowrank is None:  # diagonal terms only: ABA
+    if contact is not None:  # the implicit contact law: fixed iterations of the dense world solve
+        qdd = dense_contact_accelerations(model, args[1:], contact, contact_iterations, dyad=dyad,
+                                          constraints=constraints, lowrank=lowrank)
+    elif dyad is None and constraints is None and lowrank is None:  # diagonal terms only: ABA
         qdd = aba_from_base(*args)
-    else:  # implicit contact, DISTANCE-limit, tendon (rank one) or constraint rows: dense solve
-        qdd = dense_from_base(*args, dyad=dyad, contact=contact, constraints=constraints, dt=dt, lowrank=lowrank)
+    else:  # DISTANCE-limit, tendon (rank one) or constraint rows: dense solve
+        qdd = dense_from_base(*args, dyad=dyad, constraints=constraints, dt=dt, lowrank=lowrank)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_coords(model, joint_q, qd, dt)
     return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))
 
 
 def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                 implicit, friction_eps, limit_impulse=False, bodies=None):
-    """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; contact rows
-    only against static geometry, with their static ``bodies``)."""
+                 implicit, friction_eps, limit_impulse=False, bodies=None, contact_iterations=3):
+    """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; the contact
+    law's rows only against static geometry, with their static ``bodies``)."""
     f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
                                limit_impulse=limit_impulse)
-    contact = None if rows is None else (rows, bodies, dt)
-    qdd = aba_kernel(model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f,
-                     contact=contact)
+    forces = (joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
+    if rows is None:
+        qdd = aba_kernel(model, *forces)
+    else:
+        qdd = lane_contact_accelerations(model, forces, rows, bodies, contact_iterations)
     qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
     q = integrate_kernel(model, joint_q, qd, dt)
     return (q, qd, *fk_bodies_kernel(model, q, qd, base_q, base_qd))
@@ -173,7 +186,7 @@ def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt,
 
 @functools.lru_cache(maxsize=32)
 def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, limit_impulse: bool = False,
-                bodies: tuple | None = None):
+                bodies: tuple | None = None, contact_iterations: int = 3):
     options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
-                   limit_impulse=limit_impulse, bodies=bodies)
+                   limit_impulse=limit_impulse, bodies=bodies, contact_iterations=contact_iterations)
     return lanes(functools.partial(_step_kernel, **options), plain=functools.partial(_step_plain, **options))

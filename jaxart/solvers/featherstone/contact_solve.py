@@ -1,0 +1,78 @@
+"""The fixed-iteration solve of the implicit contact law inside the Featherstone step.
+
+Each iteration linearises the law of :mod:`jaxart.contact.implicit` at the row velocities ``u'`` of the
+previous iteration (the first at the start-of-step velocities) and solves the joint-space system once:
+single worlds, derivatives and rows between two moving bodies by the dense world solve
+(:mod:`jaxart.dynamics.engine.dense_solve`, CRBA + Cholesky, implicit derivatives), batches whose rows all
+have a static side by the articulated-body algorithm with the rows as body impedances
+(:mod:`jaxart.dynamics.engine.aba_contact`, one pair of passes per iteration over terms computed once).
+Both evaluate the same sequence of linear systems.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxart.contact.implicit import ContactLaw, linearize
+from jaxart.dynamics.aba import aba_solve, aba_terms, body_q_from_base, dense_from_base
+from jaxart.dynamics.engine.aba_contact import contact_dof_terms, static_row_velocities
+from jaxart.dynamics.engine.contact_terms import row_jacobians
+from jaxart.dynamics.layout import dynamics_layout
+from jaxart.dynamics.motion import block_terms
+from jaxart.dynamics.rnea import gather_dofs
+
+__all__ = ["dense_contact_accelerations", "lane_contact_accelerations"]
+
+
+def dense_contact_accelerations(model, forces: tuple, law: ContactLaw, iterations: int, **solve) -> jnp.ndarray:
+    """Joint accelerations of one world with the implicit contact law, by the dense world solve.
+
+    Args:
+        model: The model.
+        forces: ``(joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f)`` as
+            :func:`~jaxart.dynamics.aba.dense_from_base` takes them.
+        law: The rows' :class:`~jaxart.contact.implicit.ContactLaw` (body ids traced, or numpy when static).
+        iterations: Number of linear solves (≥ 1).
+        **solve: Further keywords of :func:`~jaxart.dynamics.aba.dense_from_base` (``dyad``, ``constraints``,
+            ``lowrank``).
+
+    Returns:
+        ``(nd,)`` joint accelerations.
+    """
+    joint_q, joint_qd, base_q = forces[:3]
+    lay = dynamics_layout(model)
+    terms = block_terms(model, joint_q, joint_qd, body_q_from_base(model, base_q))
+    jac = row_jacobians(lay, terms, law)
+    row_velocity = lambda qd: jnp.einsum("ckn,n->ck", jac, gather_dofs(lay, qd).reshape(-1))  # noqa: E731
+    u = row_velocity(joint_qd)
+    qdd = None
+    for k in range(iterations):
+        qdd = dense_from_base(model, *forces, contact=linearize(law, u, first=k == 0), dt=law.dt, **solve)
+        if k + 1 < iterations:
+            u = row_velocity(joint_qd + law.dt * qdd)
+    return qdd
+
+
+def lane_contact_accelerations(model, forces: tuple, law: ContactLaw, bodies: tuple, iterations: int) -> jnp.ndarray:
+    """Lane kernel of :func:`dense_contact_accelerations` for rows that all have a static side.
+
+    Args:
+        model: The model.
+        forces: ``(joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f)`` in the lane layout, as
+            :func:`~jaxart.dynamics.aba.aba_terms` takes them.
+        law: The rows' law in the lane layout (body ids unused).
+        bodies: Static ``(body_a, body_b)`` tuples of the rows.
+        iterations: Number of solves (≥ 1).
+
+    Returns:
+        ``(nd, L)`` joint accelerations.
+    """
+    terms = aba_terms(model, *forces)
+    u = static_row_velocities(model, law.point, bodies, terms.s, terms.vel)
+    qdd = None
+    for k in range(iterations):
+        impedance, bias = contact_dof_terms(model, linearize(law, u, first=k == 0), bodies, terms.vel, terms.c, law.dt)
+        qdd = aba_solve(model, terms, impedance, bias)
+        if k + 1 < iterations:
+            u = static_row_velocities(model, law.point, bodies, terms.s, terms.vel, law.dt * qdd)
+    return qdd
