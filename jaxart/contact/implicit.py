@@ -26,7 +26,8 @@ problem (one iteration settles a single row), and the friction coefficient is th
 ``r`` of the slip speed in one step, the friction impulse is within ``r^k`` of Coulomb's after ``k``
 corrections). No ``while_loop``: every iteration is one linear solve, differentiated implicitly.
 
-Materials are Newton's mean of the two shapes' ``shape_material_ke/kd/mu`` (:func:`average_materials`).
+Materials are Newton's mean of the two shapes' ``shape_material_ke/kd/mu``, or an explicit contact pair's own
+``contact_pair_ke/kd/mu`` (:func:`average_materials`).
 
 Gradients are the exact derivatives of the discrete step (every iteration is differentiated). The normal
 force is continuous across touch/separate (its gradient jumps there, from the spring–damper's to zero);

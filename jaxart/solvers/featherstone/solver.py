@@ -50,8 +50,10 @@ contacts                                    ✓ implicit compliant law (default,
 Contact (``contact="implicit"``, the default): every active row is a spring–damper with Newton's
 material gains, integrated implicitly at the end-of-step velocity and folded into the joint-space
 system ``(H + diag(e) + dt·Σ JᵀWJ) q̈ = …`` together with the implicit drives, so one step at the
-model's own time step (2–16 ms) stays stable for any contact stiffness; friction is a viscous law with
-a lagged coefficient that converges to Coulomb's (stiction below ``stiction_velocity``). Contacts
+model's own time step (2–16 ms) stays stable for any contact stiffness. The normal force is a smooth
+positive part (it never pulls and fades in over ``contact_activation_length`` of predicted approach) and
+friction is Coulomb's law bounded by the normal force of the same step (stiction below
+``stiction_velocity``); the system is re-linearised and solved ``contact_iterations`` times. Contacts
 between two bodies (self-collision, two articulations, a robot and a free box) are solved together:
 the articulation blocks form one world system. See :mod:`jaxart.contact.implicit` for the law and
 the meaning of its gradients. ``contact="explicit"`` reproduces Newton's penalty law (stable only for
