@@ -60,3 +60,14 @@ def test_learning_benchmark_quick_form_runs(tmp_path):
                          capture_output=True, text=True, timeout=1200, check=True).stdout
     rows = [line for line in out.splitlines() if line.startswith("| SHAC") or line.startswith("| PPO")]
     assert len(rows) == 2 and out_json.exists(), out
+
+
+@pytest.mark.slow  # compiles the humanoid's rollout and its gradient, one world and four (minutes)
+def test_gradients_benchmark_quick_form_runs(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setattr(sys, "argv", ["gradients.py", "--quick"])
+    runpy.run_path(str(BENCH / "gradients.py"), run_name="__main__")
+    lines = capsys.readouterr().out.splitlines()
+    header = lines.index(next(line for line in lines if line.split()[:1] == ["worlds"]))
+    rows = [line.split() for line in lines[header + 1:] if line.strip()]
+    assert [r[:2] for r in rows] == [["1", "3"], ["4", "3"]] and all(r[-1] == "True" for r in rows)
