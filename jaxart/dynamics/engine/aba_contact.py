@@ -38,7 +38,8 @@ def static_side_only(bodies) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _tables(lay, sched, bodies: tuple, n: int, nd: int):
-    """Static per-row body, sign, ancestor DOFs and the rows attached to each DOF."""
+    """Static per-row body, sign, the ``(n + 1, nd + 1)`` 0/1 matrix of each body's ancestor DOFs (last row and
+    column zero) and the rows attached to each DOF."""
     a, b = np.asarray(bodies[0]), np.asarray(bodies[1])
     body = np.where(b >= 0, b, np.where(a >= 0, a, n))
     sign = np.where(b >= 0, 1.0, -1.0)
@@ -47,10 +48,9 @@ def _tables(lay, sched, bodies: tuple, n: int, nd: int):
         for lk, lb in enumerate(lay.link_body[ai]):
             if lb < n:
                 anc[int(lb)] = [int(d) for d in lay.dof_index[ai][lay.link_dof[ai, lk]]]
-    width = max([len(x) for x in anc] + [1])
-    anc_table = np.full((n + 1, width), nd, np.int64)
+    ancestors = np.zeros((n + 1, nd + 1))
     for i, dofs in enumerate(anc):
-        anc_table[i, :len(dofs)] = dofs
+        ancestors[i, dofs] = 1.0
     att = np.full(n + 1, nd, np.int64)
     for d in range(nd):
         att[sched.attach[d][sched.attach[d] < n]] = d
@@ -58,7 +58,14 @@ def _tables(lay, sched, bodies: tuple, n: int, nd: int):
     dof_rows = np.full((nd + 1, max([len(r) for r in rows] + [1])), len(body), np.int64)
     for d, r in enumerate(rows):
         dof_rows[d, :len(r)] = r
-    return body, sign, anc_table[body], dof_rows
+    return body, sign, ancestors, dof_rows
+
+
+def _row_sums(ancestors: np.ndarray, body: np.ndarray, values: tuple) -> tuple:
+    """``Σ_{k ∈ anc(body_r)} values_k`` per row: one small matrix product per component over the bodies, then a
+    gather of the rows' bodies (instead of a gather per ancestor)."""
+    mat = jnp.asarray(ancestors, values[0].dtype)
+    return tuple(take_rows(mat @ x, body) for x in values)
 
 
 def _impedance(p: tuple, n: tuple, alpha, beta) -> tuple:
@@ -95,13 +102,13 @@ def contact_dof_terms(model, rows, bodies: tuple, vel: tuple, c: tuple, dt) -> t
         wrenches to add to the attached inertias and biases of the DOFs the bodies are attached to.
     """
     n, nd = model.body_count, model.joint_dof_count
-    body, sign, anc, dof_rows = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
+    body, sign, ancestors, dof_rows = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
     comps = lambda x: tuple(x[:, k] for k in range(3))  # noqa: E731
     p, normal, f0 = comps(rows.point), comps(rows.normal), comps(rows.force0)
     k0 = _impedance(p, normal, rows.alpha, rows.beta)
     v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
     v_row = tuple(take_rows(x, body) for x in v_ext)
-    c_row = tuple(sum(take_rows(x, anc[:, m]) for m in range(anc.shape[1])) for x in c)
+    c_row = _row_sums(ancestors, body, c)
     s = jnp.asarray(sign, rows.alpha.dtype)[:, None]
     f0w = (*f0, *soa.cross(p, f0))
     arg = tuple(v - dt * cr for v, cr in zip(v_row, c_row, strict=True))
@@ -127,14 +134,13 @@ def static_row_velocities(model, point, bodies: tuple, s: tuple, vel: tuple, dqd
         ``(R, 3, L)`` row velocities [m/s].
     """
     n, nd = model.body_count, model.joint_dof_count
-    body, sign, anc, _ = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
+    body, sign, ancestors, _ = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
     v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
     twist = tuple(take_rows(x, body) for x in v_ext)
     if dqd is not None:
         dq = jnp.concatenate([dqd, jnp.zeros_like(dqd[:1])], axis=0)
         sdq = tuple(x * dq for x in s)
-        twist = tuple(t + sum(take_rows(x, anc[:, m]) for m in range(anc.shape[1])) for t, x in zip(twist, sdq,
-                                                                                                       strict=True))
+        twist = tuple(t + x for t, x in zip(twist, _row_sums(ancestors, body, sdq), strict=True))
     p = tuple(point[:, k] for k in range(3))
     lin = soa.add(twist[:3], soa.cross(twist[3:], p))
     sg = jnp.asarray(sign, point.dtype)[:, None]
