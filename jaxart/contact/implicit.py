@@ -216,6 +216,7 @@ def implicit_contact_rows(model, state, contacts, dt, *, stiction_velocity: floa
         contacts: :class:`~jaxart.collision.Contacts` from ``model.collide(state)``.
         dt: Time step [s].
         stiction_velocity: ``ε`` [m/s]: tangential speed below which a contact sticks.
+        activation_length: ``δ`` [m] of the smooth normal force.
 
     Returns:
         The :class:`ImplicitContactRows`.
