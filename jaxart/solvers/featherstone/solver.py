@@ -173,7 +173,7 @@ class SolverFeatherstone(SolverBase):
                  update_mass_matrix_interval: int = 1, contact: str = "implicit",
                  contact_smoothing: float | None = None, stiction_velocity: float = 1e-4,
                  drive_limits_are_forces: bool = True, constraint_stabilization: float = 1.0,
-                 constraint_regularization: float | None = None, contact_iterations: int = 3,
+                 constraint_regularization: float | None = None, contact_iterations: int = 2,
                  contact_activation_length: float = 1e-5) -> None:
         if drive not in _DRIVES:
             raise ValueError(f"SolverFeatherstone: drive must be one of {_DRIVES}, got {drive!r}")

@@ -50,7 +50,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
                       implicit: bool = True, friction_eps: float = 1e-2, extra_body_f=None, contacts=None,
                       stiction_velocity: float = 1e-4, drive_limits_are_forces: bool = True,
                       constraints: Constraints | None = None, loop_joints: LoopAxes | None = None,
-                      contact_iterations: int = 3, contact_activation_length: float = 1e-5) -> State:
+                      contact_iterations: int = 2, contact_activation_length: float = 1e-5) -> State:
     """One pure solver step (see :class:`~jaxart.solvers.SolverFeatherstone`).
 
     Args:
@@ -137,7 +137,7 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
 
 def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
                 implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None, lowrank=None,
-                contact_iterations=3):
+                contact_iterations=2):
     """Per-world step from the base bodies' poses/twists (see the module docstring). The contact law's rows
     come as ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
     if rows is not None:
@@ -169,7 +169,7 @@ def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, 
 
 
 def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                 implicit, friction_eps, limit_impulse=False, bodies=None, contact_iterations=3):
+                 implicit, friction_eps, limit_impulse=False, bodies=None, contact_iterations=2):
     """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; the contact
     law's rows only against static geometry, with their static ``bodies``)."""
     f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
@@ -186,7 +186,7 @@ def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt,
 
 @functools.lru_cache(maxsize=32)
 def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, limit_impulse: bool = False,
-                bodies: tuple | None = None, contact_iterations: int = 3):
+                bodies: tuple | None = None, contact_iterations: int = 2):
     options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
                    limit_impulse=limit_impulse, bodies=bodies, contact_iterations=contact_iterations)
     return lanes(functools.partial(_step_kernel, **options), plain=functools.partial(_step_plain, **options))

@@ -35,7 +35,7 @@ def _stack(trees):
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *trees)
 
 
-def _box_distances(dt: float, iterations: int = 3) -> np.ndarray:
+def _box_distances(dt: float, iterations: int = 2) -> np.ndarray:
     """Stopping distance [m] of the sliding box for every material (one batched run, lane kernel)."""
     scenes = [sliding_box_model(name, dt) for name in MATERIALS]
     models, states = _stack([m for m, _ in scenes]), _stack([s for _, s in scenes])
@@ -60,19 +60,22 @@ def test_box_landing_while_sliding_stops_at_rigid_coulomb_distance(dt):
 
 def test_single_linearisation_lags_at_impact():
     """One solve per step (friction from the spring's start-of-step force) misses the impact's friction; the
-    default iterations recover it (the reason the default is 3)."""
-    one, three = _box_distances(5e-3, 1), _box_distances(5e-3, 3)
+    default two solves recover it (the reason the default is 2)."""
+    one, two = _box_distances(5e-3, 1), _box_distances(5e-3, 2)
     ref = rigid_box_stop_distance()
-    assert np.max(np.abs(three / ref - 1)) < 0.05 < np.max(np.abs(one / ref - 1))
+    assert np.max(np.abs(two / ref - 1)) < 0.05 < np.max(np.abs(one / ref - 1))
 
 
-def test_backspin_ball_slides_through_the_impact_at_the_friction_cone():
+@pytest.mark.parametrize("iterations,rtol", [(2, 0.05), (3, 0.01)])
+def test_backspin_ball_slides_through_the_impact_at_the_friction_cone(iterations, rtol):
     """A ball dropped with strong backspin keeps sliding through the impact (rigid Coulomb: no rolling after it):
     while it slides, the horizontal impulse on it is μ times the normal impulse at every step (so the velocity
-    ratio over the impact matches the rigid impact's), and the friction's torque is consistent with it."""
+    ratio over the impact matches the rigid impact's), and the friction's torque is consistent with it. The
+    secant friction of the last solve scales μ f_n by the ratio of the new slip speed to the previous solve's,
+    which the default two solves leave within 5 % (4 % measured) and a third within 1 %."""
     vx0, wy0, dt, mu, r = 2.0, -30.0, 2e-3, 0.5, 0.1
     model, state = backspin_ball_model(vx0, wy0, mu=mu, radius=r)
-    solver = jaxart.solvers.SolverFeatherstone(model, angular_damping=0.0)
+    solver = jaxart.solvers.SolverFeatherstone(model, angular_damping=0.0, contact_iterations=iterations)
     ref = rigid_ball_impact(vx0, wy0, mu=mu, radius=r)
     assert not ref.rolling
 
@@ -87,7 +90,7 @@ def test_backspin_ball_slides_through_the_impact_at_the_friction_cone():
     friction = qd[:, 0] - vx0  # horizontal impulse per unit mass so far [m/s]
     hit = normal > 0.5 * ref.normal_impulse / float(model.body_mass[0])
     assert hit.sum() > 20  # the impact and the sliding after it
-    np.testing.assert_allclose(friction[hit], -mu * normal[hit], rtol=0.01)
+    np.testing.assert_allclose(friction[hit], -mu * normal[hit], rtol=rtol)
     spin = (qd[:, 4] - wy0) * 0.4 * r  # I Δω / (m R) with I = 2/5 m R²
     np.testing.assert_allclose(spin[hit], -friction[hit], rtol=0.05)
     slip = qd[:, 0] - r * qd[:, 4]
@@ -110,7 +113,7 @@ def test_separating_row_never_pulls():
 def test_landing_is_continuous_in_the_drop_speed(material, length):
     """The final pose of a box landing while sliding, sampled finely over the initial downward speed, has no
     jumps: the normal force is a smooth function of the state across touch/separate (its width is the
-    activation length δ; a stiff floor needs a larger δ for the 3 iterations to resolve it smoothly)."""
+    activation length δ; a stiff floor needs a larger δ for the default iterations to resolve it smoothly)."""
     model, state = sliding_box_model(material, 5e-3, h=0.004)
     solver = jaxart.solvers.SolverFeatherstone(model, contact_activation_length=length)
 
