@@ -57,10 +57,11 @@ def fixed_entries(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Static (coordinate index, DOF index, tendon) of every fixed-tendon entry."""
     t, topo = model.tendon, model.topology
     start = np.asarray(t.tendon_joint_start)
-    joints = np.asarray(t.tendon_joint)
+    joints = np.asarray(t.tendon_joint, np.int64)
+    dof = np.asarray(t.tendon_joint_dof, np.int64)
     ten = np.repeat(np.arange(t.tendon_count, dtype=np.int32), np.diff(start))
-    return (np.asarray(topo.joint_q_start)[joints].astype(np.int32),
-            np.asarray(topo.joint_qd_start)[joints].astype(np.int32), ten)
+    return ((np.asarray(topo.joint_q_start)[joints] + dof).astype(np.int32),
+            (np.asarray(topo.joint_qd_start)[joints] + dof).astype(np.int32), ten)
 
 
 def tendon_points(model: Model, body_q, body_qd):

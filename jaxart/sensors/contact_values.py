@@ -1,5 +1,6 @@
 """Sensors that look at other shapes: TOUCH (contact forces in a site's volume) and RANGEFINDER (a ray along a
-site's +Z axis)."""
+site's +Z axis; primitives by :mod:`jaxart.sensors.rays`, meshes and height fields as triangle sets by
+:mod:`jaxart.sensors.ray_triangles`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import numpy as np
 from jaxart.math import quat_rotate, quat_rotate_inv
 from jaxart.sensors.context import SensorContext
 from jaxart.sensors.frames import FrameRefs, frame_poses
+from jaxart.sensors.ray_triangles import heightfield_triangles, mesh_triangles, ray_triangle_set, stack_triangles
 from jaxart.sensors.rays import RAY_TYPES, ray_shape
 from jaxart.sim.builder_shapes import SHAPE_FLAG_SITE
 from jaxart.sim.enums import GeoType
+from jaxart.sim.heightfield import Heightfield
 from jaxart.sim.sensor_types import SensorType
 
 
@@ -48,12 +51,17 @@ def touch(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
     return out[:, None]
 
 
+#: Shape types rays hit as triangle sets (MuJoCo casts against a mesh's triangles, not its hull).
+TRIANGLE_RAY_TYPES = (GeoType.MESH, GeoType.CONVEX_MESH, GeoType.HFIELD)
+
+
 def ray_targets(model) -> dict[GeoType, np.ndarray]:
-    """Static shapes a rangefinder can hit, per type: every non-site shape of a ray-castable type."""
+    """Static shapes a rangefinder can hit, per type: every non-site shape of a ray-castable type (primitives,
+    meshes and height fields)."""
     topo = model.topology
     types, flags = np.asarray(topo.shape_type.array), np.asarray(topo.shape_flags.array)
     targets = {}
-    for geo in RAY_TYPES:
+    for geo in (*RAY_TYPES, *TRIANGLE_RAY_TYPES):
         idx = np.flatnonzero((types == int(geo)) & ((flags & SHAPE_FLAG_SITE) == 0))
         if idx.size:
             targets[geo] = idx
@@ -75,7 +83,30 @@ def rangefinder(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
         q = pose[None, :, 3:]
         o = quat_rotate_inv(q, origin[:, None, :] - pose[None, :, :3])
         d = quat_rotate_inv(q, jnp.broadcast_to(direction[:, None, :], o.shape))
-        dist = ray_shape(geo, model.shape_scale[shapes].astype(x.dtype)[None], o, d)
+        scale = model.shape_scale[shapes].astype(x.dtype)[None]
+        if geo in TRIANGLE_RAY_TYPES:
+            dist = ray_triangle_set(jnp.asarray(triangle_table(model, shapes), x.dtype)[None], scale, o, d)
+        else:
+            dist = ray_shape(geo, scale, o, d)
         other = jnp.asarray(shape_body[shapes][None, :] != site_body[:, None])
         best = jnp.minimum(best, jnp.min(jnp.where(other, dist, jnp.inf), axis=-1))
     return jnp.where(jnp.isfinite(best), best, -1.0)[:, None]
+
+
+def triangle_table(model, shapes: np.ndarray) -> np.ndarray:
+    """``(len(shapes), t, 3, 3)`` padded unscaled triangles of mesh / height-field ``shapes`` (host data).
+
+    Raises:
+        ValueError: A shape without its :class:`~jaxart.sim.builder_shapes.Mesh` or
+            :class:`~jaxart.sim.heightfield.Heightfield`.
+    """
+    tables = []
+    for s in shapes:
+        src = model.meshes[int(s)] if int(s) < len(model.meshes) else None
+        if isinstance(src, Heightfield):
+            tables.append(heightfield_triangles(src))
+        elif src is not None and hasattr(src, "indices"):
+            tables.append(mesh_triangles(src))
+        else:
+            raise ValueError(f"eval_sensors: rays need the vertex data of shape {model.topology.shape_label[int(s)]!r}")
+    return stack_triangles(tables)

@@ -63,6 +63,7 @@ class TendonBuilderMixin:
     def _init_tendons(self) -> None:
         self.tendon_type: list[int] = []
         self.tendon_joints: list[list[int]] = []
+        self.tendon_joint_dofs: list[list[int]] = []  # DOF of each entry within its joint
         self.tendon_joint_coefs: list[list[float]] = []
         self.tendon_attachment_bodies: list[list[int]] = []
         self.tendon_attachment_points: list[list[np.ndarray]] = []
@@ -98,11 +99,13 @@ class TendonBuilderMixin:
                          target_kd: float = 0.0, target_length: float | None = None, target_velocity: float = 0.0,
                          effort_limit: float | None = None, frictionloss: float = 0.0, armature: float = 0.0,
                          margin: float = 0.0) -> int:
-        """Add a fixed tendon ``L = Σ c_k q(joint_k)`` (MuJoCo ``<fixed>``, PhysX fixed tendon).
+        """Add a fixed tendon ``L = Σ c_k q_k`` over DOF coordinates (MuJoCo ``<fixed>``, PhysX fixed tendon).
 
         Args:
-            joints: ``(joint, coefficient)`` pairs (Newton's form), or joint indices with ``coefficients``.
-                Joints must be REVOLUTE or PRISMATIC.
+            joints: ``(joint, coefficient)`` pairs (Newton's form), or joints with ``coefficients``. A joint is
+                a REVOLUTE or PRISMATIC joint index, or a ``(joint, dof)`` pair naming one DOF of a D6 joint
+                (``dof`` counts the linear DOFs first, then the angular ones; ``q_k`` is then
+                ``joint_q[joint_q_start[joint] + dof]``), e.g. ``[((hip, 1), 1.0), (knee, -1.0)]``.
             coefficients: Coefficients [m/rad or 1] when ``joints`` holds bare indices.
             label: Unique name (default ``tendon_<index>``).
             stiffness: Spring stiffness [N/m of tendon length].
@@ -131,28 +134,22 @@ class TendonBuilderMixin:
             The tendon index.
 
         Raises:
-            ValueError: Unknown or non-scalar joints, repeated joints, empty tendon, bad ranges.
+            ValueError: Unknown joints or DOFs, other joint types, a multi-DOF joint without a DOF, repeated
+                DOFs, empty tendon, bad ranges.
             TypeError: Non-integer joints or non-numeric values.
         """
         name = self._check_label(label, f"tendon_{self.tendon_count}", self.tendon_label, "tendon")
         what = f"add_tendon_fixed(label={name!r})"
         pairs = _pairs(joints, coefficients, what)
-        for j, _ in pairs:
-            if isinstance(j, bool) or not isinstance(j, int | np.integer):
-                raise TypeError(f"{what}: joints must be joint indices (int), got {j!r}")
-            if not 0 <= int(j) < self.joint_count:
-                raise ValueError(f"{what}: joint index {j} does not exist (joint_count={self.joint_count})")
-            if int(self.joint_type[j]) not in (JointType.REVOLUTE, JointType.PRISMATIC):
-                raise ValueError(f"{what}: joint {self.joint_label[j]!r} is {JointType(self.joint_type[j]).name}; "
-                                 "fixed tendons need REVOLUTE or PRISMATIC joints")
-        js = [int(j) for j, _ in pairs]
-        if len(set(js)) != len(js):
-            raise ValueError(f"{what}: a joint appears twice in {js}; merge its coefficients")
+        refs = [self._tendon_dof(j, f"{what}: joints[{i}]") for i, (j, _) in enumerate(pairs)]
+        if len(set(refs)) != len(refs):
+            raise ValueError(f"{what}: a (joint, DOF) appears twice in {refs}; merge its coefficients")
+        js, dofs = [r[0] for r in refs], [r[1] for r in refs]
         coefs = [as_float(c, f"{what}: coefficient of joint {j}") for j, c in pairs]
-        self._append_tendon(TendonType.FIXED, name, what, (js, coefs, [], []), stiffness=stiffness, damping=damping,
-                            springlength=springlength, limited=limited, limit_range=limit_range, limit_ke=limit_ke,
-                            limit_kd=limit_kd, drive=(target_ke, target_kd, target_length, target_velocity,
-                                                      effort_limit),
+        self._append_tendon(TendonType.FIXED, name, what, ((js, dofs), coefs, [], []), stiffness=stiffness,
+                            damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
+                            limit_ke=limit_ke, limit_kd=limit_kd,
+                            drive=(target_ke, target_kd, target_length, target_velocity, effort_limit),
                             extras=dict(frictionloss=frictionloss, armature=armature, margin=margin))
         return self.tendon_count - 1
 
@@ -197,7 +194,7 @@ class TendonBuilderMixin:
         _check_path([e[0][0] for e in entries], what)
         flat = [x for e in entries for x in e]
         kinds, bodies, points, axes, params = (list(c) for c in zip(*flat, strict=True))
-        self._append_tendon(TendonType.SPATIAL, name, what, ([], [], bodies, points), stiffness=stiffness,
+        self._append_tendon(TendonType.SPATIAL, name, what, (([], []), [], bodies, points), stiffness=stiffness,
                             damping=damping, springlength=springlength, limited=limited, limit_range=limit_range,
                             limit_ke=limit_ke, limit_kd=limit_kd,
                             drive=(target_ke, target_kd, target_length, target_velocity, effort_limit),
@@ -206,6 +203,26 @@ class TendonBuilderMixin:
         return self.tendon_count - 1
 
     # ------------------------------------------------------------------ helpers
+    def _tendon_dof(self, ref, what: str) -> tuple[int, int]:
+        """``(joint, DOF within the joint)`` of a fixed-tendon entry: a scalar joint index or a ``(joint, dof)``."""
+        j, k = (ref if isinstance(ref, tuple | list) and len(ref) == 2 else (ref, None))
+        for v, name in ((j, "joint"), (k, "DOF")):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)):
+                raise TypeError(f"{what}: expected a joint index or a (joint, dof) pair of ints, got {name} {v!r}")
+        if not 0 <= int(j) < self.joint_count:
+            raise ValueError(f"{what}: joint index {j} does not exist (joint_count={self.joint_count})")
+        jt = JointType(int(self.joint_type[j]))
+        if jt not in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.D6):
+            raise ValueError(f"{what}: joint {self.joint_label[j]!r} is {jt.name}; fixed tendons need REVOLUTE, "
+                             "PRISMATIC or D6 joints")
+        ndof = int(sum(self.joint_dof_dim[j]))
+        if k is None and ndof != 1:
+            raise ValueError(f"{what}: joint {self.joint_label[j]!r} has {ndof} DOFs; pass (joint, dof) to pick one")
+        k = 0 if k is None else int(k)
+        if not 0 <= k < ndof:
+            raise ValueError(f"{what}: DOF {k} of joint {self.joint_label[j]!r} does not exist (it has {ndof})")
+        return int(j), k
+
     def _tendon_entries(self, entry, what: str) -> list[tuple]:
         """``[(kind, body, point, axis, param)]`` of one path entry (a geometry with a side site gives two)."""
         zero = np.zeros(3)
@@ -271,9 +288,10 @@ class TendonBuilderMixin:
         tkd = as_float(tkd, f"{what}: target_kd", nonneg=True)
         tlen = np.nan if tlen is None else as_float(tlen, f"{what}: target_length")  # NaN: resolved by finalize
         tvel = as_float(tvel, f"{what}: target_velocity")
-        js, coefs, bodies, points = entries
+        (js, dofs), coefs, bodies, points = entries
         self.tendon_type.append(int(kind))
         self.tendon_joints.append(js)
+        self.tendon_joint_dofs.append(dofs)
         self.tendon_joint_coefs.append(coefs)
         self.tendon_attachment_bodies.append(bodies)
         self.tendon_attachment_points.append(points)
@@ -312,6 +330,7 @@ class TendonBuilderMixin:
                     for b, a in zip(src.tendon_attachment_bodies[k], src.tendon_attachment_axes[k], strict=True)]
             self.tendon_type.append(src.tendon_type[k])
             self.tendon_joints.append([j + joint_offset for j in src.tendon_joints[k]])
+            self.tendon_joint_dofs.append(list(src.tendon_joint_dofs[k]))
             self.tendon_joint_coefs.append(list(src.tendon_joint_coefs[k]))
             self.tendon_attachment_bodies.append(bodies)
             self.tendon_attachment_points.append(points)

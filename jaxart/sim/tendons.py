@@ -3,8 +3,9 @@
 A tendon is a scalar length ``L(q)`` with a spring–damper, a penalty limit (with a margin), dry friction and an
 armature (an inertia of the length, MuJoCo's semantics):
 
-* FIXED (MuJoCo ``<fixed>``, PhysX fixed tendon): ``L = Σ_k c_k q(j_k)`` over scalar
-  (REVOLUTE/PRISMATIC) joints, so ``∂L/∂q`` is the constant coefficient vector.
+* FIXED (MuJoCo ``<fixed>``, PhysX fixed tendon): ``L = Σ_k c_k q_k`` over DOF coordinates ``q_k`` (the
+  coordinate of a REVOLUTE/PRISMATIC joint, or of one DOF of a D6 joint), so ``∂L/∂q`` is the constant
+  coefficient vector.
 * SPATIAL (MuJoCo ``<spatial>``, PhysX spatial tendon): ``L = Σ_i |p_{i+1} − p_i|`` over attachment points
   ``p_i`` fixed on bodies (or the world), in world coordinates; a segment between two points may wrap around a
   sphere or cylinder (:mod:`jaxart.dynamics.tendon_wrap`), and a pulley starts a branch whose segment lengths are
@@ -53,6 +54,7 @@ TENDON_STATIC_FIELDS = (
     "tendon_type",
     "tendon_joint_start",
     "tendon_joint",
+    "tendon_joint_dof",
     "tendon_attachment_start",
     "tendon_attachment_body",
     "tendon_attachment_kind",
@@ -69,7 +71,10 @@ class TendonTopology(StaticRecord):
         tendon_type: ``(nten,)`` :class:`TendonType` values.
         tendon_joint_start: ``(nten + 1,)`` start of each tendon's entries in ``tendon_joint``
             (empty ranges for SPATIAL tendons).
-        tendon_joint: ``(ntenjoint,)`` scalar joint of each FIXED-tendon entry.
+        tendon_joint: ``(ntenjoint,)`` joint of each FIXED-tendon entry (REVOLUTE, PRISMATIC or D6).
+        tendon_joint_dof: ``(ntenjoint,)`` DOF of each entry within its joint (0 for scalar joints; a D6's
+            linear DOFs first, then its angular ones), so the entry's coordinate is
+            ``joint_q[joint_q_start[j] + k]`` and its velocity ``joint_qd[joint_qd_start[j] + k]``.
         tendon_attachment_start: ``(nten + 1,)`` start of each tendon's points in
             ``tendon_attachment_body`` (empty ranges for FIXED tendons).
         tendon_attachment_body: ``(nattach,)`` body of each SPATIAL attachment point, −1 = world.
@@ -80,6 +85,7 @@ class TendonTopology(StaticRecord):
     tendon_type: StaticArray
     tendon_joint_start: StaticArray
     tendon_joint: StaticArray
+    tendon_joint_dof: StaticArray
     tendon_attachment_start: StaticArray
     tendon_attachment_body: StaticArray
     tendon_attachment_kind: StaticArray
@@ -114,6 +120,7 @@ def tendon_fields(builder, arr) -> dict:
         tendon_type=static_ints(b.tendon_type),
         tendon_joint_start=_starts([len(js) for js in b.tendon_joints]),
         tendon_joint=static_ints(joints),
+        tendon_joint_dof=static_ints([k for ks in b.tendon_joint_dofs for k in ks]),
         tendon_attachment_start=_starts([len(bs) for bs in b.tendon_attachment_bodies]),
         tendon_attachment_body=static_ints(bodies),
         tendon_attachment_kind=static_ints([k for ks in b.tendon_attachment_kinds for k in ks]),

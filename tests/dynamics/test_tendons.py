@@ -226,7 +226,7 @@ def test_builder_validation():
     ball_child = b.add_link(mass=1.0, inertia=_INERTIA)
     ball = b.add_joint_ball(links[2], ball_child)
     b.add_articulation([ball])
-    with pytest.raises(ValueError, match="BALL; fixed tendons need REVOLUTE or PRISMATIC"):
+    with pytest.raises(ValueError, match="BALL; fixed tendons need REVOLUTE, PRISMATIC or D6"):
         b.add_tendon_fixed([(ball, 1.0)])
     with pytest.raises(ValueError, match="appears twice"):
         b.add_tendon_fixed([joints[0], joints[0]], [1.0, 2.0])
@@ -316,16 +316,6 @@ def test_newton_authoring_helpers_port():
     assert list(model.tendon_attachment_body) == [links[0], links[2]]
     with pytest.raises(ValueError, match="pulley may not"):
         mj.add_tendon_spatial(b, [mj.TendonWrapSite(s0), mj.TendonWrapSite(s2), mj.TendonWrapPulley(2.0)])
-
-
-def test_mjcf_tendon_on_d6_dof_is_reported_and_skipped():
-    xml = """<mujoco><worldbody><body><joint name="a" axis="1 0 0"/><joint name="b" axis="0 1 0"/>
-      <geom size=".1"/></body></worldbody>
-      <tendon><fixed name="t"><joint joint="a" coef="1"/></fixed></tendon></mujoco>"""
-    b = jaxart.ModelBuilder()
-    with pytest.warns(UserWarning, match="tendon 't': joint 'a' is imported as one DOF of a D6 joint"):
-        res = b.add_mjcf(xml)
-    assert res["tendons"] == {} and b.tendon_count == 0
 
 
 @pytest.mark.slow

@@ -27,6 +27,12 @@ flag                                effect on the imported model
                                     replaces the contact parameters of every contact by these)
 ==================================  ===========================================================================
 
+Every native solver (``SolverFeatherstone``, ``SolverXPBD``, ``SolverSemiImplicit``) steps a model imported with
+one of ``gravity``, ``limit``, ``equality``, ``frictionloss``, ``spring``, ``damper``, ``actuation`` or ``clampctrl``
+disabled exactly like the same file without that feature; ``SolverXPBD`` and ``SolverSemiImplicit`` model no joint
+friction and no effort limits at all (their documented feature tables), so ``frictionloss`` and ``clampctrl`` change
+nothing there. ``Control`` inputs (``joint_act``, ``tendon_f``) still act with ``actuation`` disabled.
+
 Not reported (no jaxart counterpart by design, like MuJoCo's other solver settings; they do not change
 the model's physics): ``warmstart``, ``midphase``, ``nativeccd``, ``multiccd``, ``island``, ``eulerdamp``,
 ``autoreset``, ``sensor`` (sensors are reported anyway), and the enable flags ``energy``, ``fwdinv``,

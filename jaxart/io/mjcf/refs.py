@@ -49,6 +49,22 @@ class MjcfRefs:
         """Label of a named element (``None`` for an unnamed one: the builder's default)."""
         return self.label(element.name) if element.name else None
 
+    def joint_dof(self, builder, m, mj_joint: int, what: str) -> tuple[int, int]:
+        """``(jaxart joint, DOF within it)`` of the hinge/slide joint ``mj_joint`` that ``what`` references (DOF 0
+        for a scalar joint, the joint's position among a D6's DOFs otherwise).
+
+        Raises:
+            ValueError: The joint was not imported.
+        """
+        adr = int(m.jnt_qposadr[mj_joint])
+        hits = np.flatnonzero(np.asarray(self.coord_map) == adr)
+        if hits.size != 1:
+            raise ValueError(f"add_mjcf: joint {m.joint(mj_joint).name!r} of {what} was not imported")
+        coord = self.coord_start + int(hits[0])
+        starts = np.asarray(builder.joint_q_start)
+        joint = int(np.searchsorted(starts, coord, side="right") - 1)
+        return joint, coord - int(starts[joint])
+
     def scalar_joint(self, builder, m, mj_joint: int, what: str) -> tuple[int, float]:
         """(jaxart joint, MuJoCo qpos0) of a hinge/slide joint that ``what`` references.
 

@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 
 from jaxart.io.mjcf.convert import IDENTITY, pose
-from jaxart.io.mjcf.refs import element_key, is_d6_dof
+from jaxart.io.mjcf.refs import element_key
 from jaxart.sim.sensor_types import BALL_TYPES, REFERENCE_TYPES, SCALAR_DOF_TYPES, SensorObjType, SensorType
 
 _S = mujoco.mjtSensor
@@ -101,14 +101,6 @@ def _actuator_target(m, stype: int, a: int) -> tuple[SensorType, int] | None:
     return None
 
 
-def _tendon_imported(m, t: int) -> bool:
-    """Whether the tendon importer keeps tendon ``t`` (fixed tendons need joints imported as scalar joints)."""
-    adr = int(m.tendon_adr[t])
-    joint = int(mujoco.mjtWrap.mjWRAP_JOINT)
-    return not any(int(m.wrap_type[adr + k]) == joint and is_d6_dof(m, int(m.wrap_objid[adr + k]))
-                   for k in range(int(m.tendon_num[t])))
-
-
 def _issue(m, i: int) -> str | None:
     """Why sensor ``i`` cannot be imported (``None``: it can)."""
     stype, otype, oid = int(m.sensor_type[i]), int(m.sensor_objtype[i]), int(m.sensor_objid[i])
@@ -124,8 +116,6 @@ def _issue(m, i: int) -> str | None:
         kind, oid = target
     if kind in SCALAR_DOF_TYPES and int(m.jnt_type[oid]) not in _SCALAR_JOINTS:
         return f"{what}: not a hinge or slide joint (dropped)"
-    if kind in (SensorType.TENDONPOS, SensorType.TENDONVEL, SensorType.TENDONACTFRC) and not _tendon_imported(m, oid):
-        return f"{what}: its tendon is not imported (dropped)"
     if kind == SensorType.RANGEFINDER and otype == int(_O.mjOBJ_CAMERA):
         return f"{what}: camera rangefinders (depth images) are not supported (dropped)"
     frame_kind = kind is not None and kind.name.startswith("FRAME")
@@ -160,8 +150,6 @@ def _ray_issues(m) -> list[str]:
     """Geoms a jaxart rangefinder sees differently from MuJoCo's ``mj_ray``."""
     out = []
     types = [int(t) for t in m.geom_type]
-    if any(t in (int(mujoco.mjtGeom.mjGEOM_MESH), int(mujoco.mjtGeom.mjGEOM_HFIELD)) for t in types):
-        out.append("rangefinder: rays do not hit mesh and heightfield shapes")
     if any(t == int(mujoco.mjtGeom.mjGEOM_PLANE) and np.any(m.geom_size[g, :2] > 0.0) for g, t in enumerate(types)):
         out.append("rangefinder: finite planes are imported infinite (MuJoCo's rays stop at the plane's size)")
     hidden = [g for g in range(m.ngeom) if m.geom_matid[g] < 0 and m.geom_rgba[g, 3] == 0.0]

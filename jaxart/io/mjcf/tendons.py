@@ -3,8 +3,9 @@
 Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` /
 :meth:`~jaxart.ModelBuilder.add_tendon_spatial`):
 
-* ``<fixed>``: each ``<joint joint= coef=>`` entry → ``(joint, coef)`` (hinge/slide joints imported as
-  scalar joints; jaxart's coordinates are MuJoCo's ``qpos``, so the lengths agree).
+* ``<fixed>``: each ``<joint joint= coef=>`` entry → ``((joint, dof), coef)``: the hinge/slide's jaxart joint and
+  its DOF there (0 for a scalar joint, its position in a D6 joint that a multi-joint body became); jaxart's
+  coordinates are MuJoCo's ``qpos``, so the lengths agree.
 * ``<spatial>``: ``<site>`` entries → the sites' positions on their (jaxart) bodies; ``<geom geom= sidesite=>`` →
   :class:`~jaxart.sim.builder_tendons.TendonWrapGeom` of the geom's imported shape (and the side site's shape, on
   any body; a side site inside the geom selects MuJoCo's inside wrapping, as in MuJoCo);
@@ -18,8 +19,7 @@ Mapping (compiled ``MjModel`` → :meth:`~jaxart.ModelBuilder.add_tendon_fixed` 
 * ``frictionloss``, ``armature``, ``margin`` → the same builder arguments (MuJoCo's meaning; friction becomes
   jaxart's smooth Coulomb law, ``solreffriction``/``solimpfriction`` are not used).
 
-Reported (and skipped or approximated): fixed tendons on joints that become DOFs of a D6 joint (tendon skipped)
-and nonlinear stiffness/damping polynomials (ignored).
+Reported (and ignored): nonlinear stiffness/damping polynomials.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxart.io.mjcf.actuators import map_tendon_actuators
 from jaxart.io.mjcf.convert import pose, solref_gains
-from jaxart.io.mjcf.refs import MjcfRefs, element_key, is_d6_dof
+from jaxart.io.mjcf.refs import MjcfRefs, element_key
 from jaxart.sim.builder_tendons import TendonWrapGeom, TendonWrapPulley
 from jaxart.sim.enums import JointTargetMode
 
@@ -47,29 +47,10 @@ def _wraps(m, i: int) -> list[int]:
     return [int(m.wrap_type[adr + k]) for k in range(int(m.tendon_num[i]))]
 
 
-def _skipped(m, i: int) -> str | None:
-    adr = int(m.tendon_adr[i])
-    types = _wraps(m, i)
-    if _JOINT not in types:
-        return None
-    for k in range(int(m.tendon_num[i])):
-        j = int(m.wrap_objid[adr + k])
-        if is_d6_dof(m, j):
-            return (f"tendon {_name(m, i)!r}: joint {m.joint(j).name or j!r} is imported as one DOF of a D6 joint "
-                    "(jaxart fixed tendons need scalar joints; skipped)")
-    return None
-
-
 def tendon_issues(m) -> list[str]:
     """Tendon features jaxart cannot represent (for the importer's warning)."""
-    drives, out = map_tendon_actuators(m)
+    _, out = map_tendon_actuators(m)
     for i in range(m.ntendon):
-        skip = _skipped(m, i)
-        if skip:
-            out.append(skip)
-            if i in drives:
-                out.append(f"tendon {_name(m, i)!r}: actuators {drives[i].names} dropped with the tendon")
-            continue
         for what in ("tendon_stiffnesspoly", "tendon_dampingpoly"):
             if hasattr(m, what) and np.any(np.asarray(getattr(m, what)[i]) != 0.0):
                 out.append(f"tendon {_name(m, i)!r}: nonlinear {what[7:]} (ignored)")
@@ -91,8 +72,6 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
     out: dict[str, int] = {}
     drives, _ = map_tendon_actuators(m)
     for i in range(m.ntendon):
-        if _skipped(m, i):
-            continue
         adr, num = int(m.tendon_adr[i]), int(m.tendon_num[i])
         inv_w = float(m.tendon_invweight0[i])
         limited = bool(m.tendon_limited[i])
@@ -105,7 +84,7 @@ def add_tendons(builder, m, refs: MjcfRefs, *, min_timeconst: float) -> dict[str
                   armature=float(m.tendon_armature[i]), margin=float(m.tendon_margin[i]),
                   **_drive_kwargs(drives.get(i)))
         if _wraps(m, i)[0] == _JOINT:
-            pairs = [(refs.scalar_joint(builder, m, int(m.wrap_objid[adr + k]), f"tendon {_name(m, i)!r}")[0],
+            pairs = [(refs.joint_dof(builder, m, int(m.wrap_objid[adr + k]), f"tendon {_name(m, i)!r}"),
                       float(m.wrap_prm[adr + k])) for k in range(num)]
             out[_name(m, i)] = builder.add_tendon_fixed(pairs, **kw)
         else:

@@ -6,10 +6,12 @@ velocity, world frame), so a scalar tendon force ``f`` (positive lengthens, :mod
 the body wrenches ``(f g_lin, f g_ang)`` about the COMs, and an XPBD row moves the bodies along the same
 entries.
 
-* FIXED ``L = Σ_k c_k q_k``: the coordinate of each REVOLUTE/PRISMATIC joint comes from its anchor frames
-  (:func:`jaxart.solvers.maximal.joints.joint_frames`, the coordinates of the maximal solvers' drives and
-  limits): PRISMATIC ``q = a_w · (x_c − x_p)`` with the world axis ``a_w`` (entries ``±c a_w`` at the child
-  anchor point), REVOLUTE the twist angle of ``q_p⁻¹ q_c`` about the axis (entries ``±c a_w``, pure angular),
+* FIXED ``L = Σ_k c_k q_k``: each DOF coordinate (of a REVOLUTE/PRISMATIC joint or one DOF of a D6) comes from
+  its joint's anchor frames (:func:`jaxart.solvers.maximal.joints.joint_frames`, the coordinates of the maximal
+  solvers' drives and limits): a linear DOF ``q = a_w · (x_c − x_p)`` with the world axis ``a_w`` (entries
+  ``±c a_w`` at the child anchor point), an angular DOF the angle of
+  :func:`~jaxart.solvers.maximal.joints.angular_coordinates` (a REVOLUTE's twist angle about its axis, a D6's
+  Euler-chain angle) with ``q̇ = g_w · ω_rel`` for its world covector ``g_w`` (entries ``±c g_w``, pure angular),
   unwrapped to the nearest copy of a reference coordinate (the step-start ``joint_q``) so that ``L`` stays
   continuous past ±π. The two entries are equal and opposite: a generalised joint force ``c f`` acting on the
   child and its reaction on the parent.
@@ -37,9 +39,14 @@ import numpy as np
 from jaxart.dynamics.tendon_forces import tendon_actuator_forces, tendon_friction, tendon_points, tendon_scalar_forces
 from jaxart.dynamics.tendon_path import spatial_gradients
 from jaxart.laws.angles import nearest_turn
-from jaxart.math import quat_rotate, quat_twist_angle
-from jaxart.sim.enums import JointType
-from jaxart.solvers.maximal.joints import extend_world, gather_joint_axes, joint_frames, joint_static
+from jaxart.math import quat_rotate
+from jaxart.solvers.maximal.joints import (
+    angular_coordinates,
+    extend_world,
+    gather_joint_axes,
+    joint_frames,
+    joint_static,
+)
 from jaxart.solvers.maximal.sums import segment_sum
 
 __all__ = ["TENDON_FRICTION_EPS", "TendonEntries", "TendonLayout", "tendon_body_wrenches",
@@ -57,9 +64,10 @@ class TendonLayout(NamedTuple):
         bodies: ``(T, K)`` body of every entry (``body_count`` = world or padding).
         slot: ``(T, K)`` index of the entry in the concatenated (fixed, spatial) entry list; padding points at
             one zero row past the end.
-        fixed_joint: ``(F,)`` joint of every fixed-tendon term; ``fixed_linear`` ``(F,)`` PRISMATIC (else REVOLUTE).
+        fixed_joint: ``(F,)`` joint of every fixed-tendon term; ``fixed_linear`` ``(F,)`` a linear DOF (else
+            angular); ``fixed_axis`` ``(F,)`` the DOF's index among its joint's linear (or angular) DOFs.
         fixed_tendon: ``(F,)`` tendon of every term.
-        fixed_coord: ``(F,)`` coordinate index of the joint (unwrapping reference in ``joint_q``).
+        fixed_coord: ``(F,)`` coordinate index of the DOF (unwrapping reference in ``joint_q``).
         point_body: ``(P,)`` body of every spatial attachment point (``body_count`` = world).
     """
 
@@ -67,6 +75,7 @@ class TendonLayout(NamedTuple):
     slot: np.ndarray
     fixed_joint: np.ndarray
     fixed_linear: np.ndarray
+    fixed_axis: np.ndarray
     fixed_tendon: np.ndarray
     fixed_coord: np.ndarray
     point_body: np.ndarray
@@ -95,9 +104,11 @@ def _layout(topo, ten) -> TendonLayout:
     pad = len(ent_body)
     slot = np.array([p + [pad] * (k - len(p)) for p in per], np.int32).reshape(nt, k)
     bodies = np.append(ent_body, nb)[slot]
-    coord = np.asarray(topo.joint_q_start.array)[joints].astype(np.int32)
-    linear = topo.joint_type.array[joints] == JointType.PRISMATIC
-    return TendonLayout(bodies, slot, joints, linear, fixed_tendon, coord, ent_body[2 * nf:])
+    dof = np.asarray(ten.tendon_joint_dof, np.int32)
+    coord = (np.asarray(topo.joint_q_start.array)[joints] + dof).astype(np.int32)
+    linear = dof < st.n_lin[joints]
+    axis = np.where(linear, dof, dof - st.n_lin[joints]).astype(np.int32)
+    return TendonLayout(bodies, slot, joints, linear, axis, fixed_tendon, coord, ent_body[2 * nf:])
 
 
 class TendonEntries(NamedTuple):
@@ -157,19 +168,19 @@ def tendon_entries(model, body_q: jnp.ndarray, q_ref: jnp.ndarray) -> TendonEntr
 def _fixed_terms(model, lay: TendonLayout, body_q, q_ref):
     """Coordinates ``(F,)`` and entries ``(2F, 3)`` ×2 (child, parent interleaved, scaled by the coefficients)."""
     st = joint_static(model.topology)
-    j = lay.fixed_joint
-    fr = joint_frames(model, body_q, jnp.zeros_like(body_q[:, :6]))
+    j, k, rows = lay.fixed_joint, lay.fixed_axis, np.arange(len(lay.fixed_joint))
+    fr = joint_frames(model, body_q, jnp.zeros_like(body_q[:, :6]), joints=j)
     lin_ax, ang_ax = gather_joint_axes(model, st)
     is_lin = jnp.asarray(lay.fixed_linear)
-    axis = jnp.where(is_lin[:, None], lin_ax[j, 0], ang_ax[j, 0]).astype(body_q.dtype)
-    a_w = quat_rotate(fr.x_p[j, 3:], axis)
-    q_lin = jnp.sum(a_w * fr.x_err[j], -1)
-    angle = quat_twist_angle(axis, fr.q_rel[j])
-    ref = q_ref[lay.fixed_coord]
-    angle = nearest_turn(angle, ref)
+    a_lin = quat_rotate(fr.x_p[:, 3:], lin_ax[j, k].astype(body_q.dtype))
+    angles, cov = angular_coordinates(st.n_ang[j], ang_ax[j].astype(body_q.dtype), fr.q_rel)
+    a_ang = quat_rotate(fr.x_p[:, 3:], cov[rows, k])
+    a_w = jnp.where(is_lin[:, None], a_lin, a_ang)
+    q_lin = jnp.sum(a_w * fr.x_err, -1)
+    angle = nearest_turn(angles[rows, k], q_ref[lay.fixed_coord])
     q = jnp.where(is_lin, q_lin, angle)
-    lever_c = fr.r_c[j]
-    lever_p = fr.r_p[j] + fr.x_err[j]  # the child anchor point, seen from the parent COM
+    lever_c = fr.r_c
+    lever_p = fr.r_p + fr.x_err  # the child anchor point, seen from the parent COM
     c = model.tendon_joint_coef[:, None]
     zero = jnp.zeros_like(a_w)
     lin_c = jnp.where(is_lin[:, None], c * a_w, zero)

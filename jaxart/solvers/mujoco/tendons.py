@@ -47,7 +47,7 @@ from jaxart.sim.enums import JointType
 from jaxart.sim.tendons import TendonPathKind, TendonType
 from jaxart.sim.validate import np_quat_between, np_quat_rotate, np_transform_inverse
 from jaxart.solvers.mujoco.equality import EqualityFrames, mj_joint
-from jaxart.solvers.mujoco.joints import DEFAULT_SOLREF
+from jaxart.solvers.mujoco.joints import DEFAULT_SOLREF, mj_joint_names
 from jaxart.solvers.mujoco.loops import anchor_site
 from jaxart.solvers.mujoco.shapes import wxyz
 
@@ -73,7 +73,7 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         return
     fr = EqualityFrames(h, body_joint, rec)
     jstart, astart = np.asarray(t.tendon_joint_start), np.asarray(t.tendon_attachment_start)
-    joints = np.asarray(t.tendon_joint)
+    joints, dofs = np.asarray(t.tendon_joint), np.asarray(t.tendon_joint_dof)
     coef = np.asarray(model.tendon_joint_coef, np.float64)
     p = {f: np.asarray(getattr(model, f"tendon_{f}"), np.float64)
          for f in ("stiffness", "damping", "springlength", "limit_lower", "limit_upper", "limit_ke", "limit_kd",
@@ -102,7 +102,8 @@ def add_tendons(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         _add_actuators(spec, rec, label, k, p["target_ke"][k], p["target_kd"][k], p["effort_limit"][k])
         if int(t.tendon_type[k]) == TendonType.FIXED:
             for e in range(jstart[k], jstart[k + 1]):
-                ten.wrap_joint(mj_joint(h, int(joints[e]), what), float(coef[e]))
+                mj_joint(h, int(joints[e]), what)  # raises for loop joints without a MuJoCo joint
+                ten.wrap_joint(mj_joint_names(h, int(joints[e]))[int(dofs[e])], float(coef[e]))
             continue
         _add_path(spec, ten, h, fr, label, range(astart[k], astart[k + 1]), what)
 
