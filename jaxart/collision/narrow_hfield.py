@@ -14,7 +14,9 @@ from above). Each triangle, extruded down to the base plane, is a convex prism
   (:func:`~jaxart.collision.narrow_hull.hull_box`, :data:`PRISM_SLOTS` spread points per prism, and
   ``hull_hull``, as box–mesh; separated prisms report the separating-axis gap, a lower bound of the
   distance);
-* ellipsoid and cylinder: the generic convex solver (:mod:`jaxart.collision.epa`), one contact per prism.
+* cylinder: the exact separating-axis penetration over a complete axis set, one contact per prism
+  (:func:`~jaxart.collision.prism_cylinder.cylinder_prism`);
+* ellipsoid: the generic convex solver (:mod:`jaxart.collision.epa`), one contact per prism.
 
 Geometry in the height-field shape frame (jaxart's :class:`~jaxart.sim.heightfield.Heightfield`,
 shape scale ``(sx, sy, sz)``, positive): grid vertex ``(r, c)`` at ``x = (2c/(ncol-1) - 1) hx sx``,
@@ -44,9 +46,10 @@ from jaxart.collision.geometry import NarrowResult, frame
 from jaxart.collision.hull_geometry import Hull, box_hull, hull_closest, scaled_hull, world_hull
 from jaxart.collision.narrow_hull import hull_box, hull_hull
 from jaxart.collision.prism import prism_hull, segment_prism
+from jaxart.collision.prism_cylinder import cylinder_prism
 from jaxart.math.transform import transform_inverse, transform_mul
 
-#: EPA iterations per prism for the pairs that use the generic convex solver (ellipsoid, cylinder): half the
+#: EPA iterations per prism for the pairs that use the generic convex solver (ellipsoids): half the
 #: default; the Newton refinement and the face and edge candidates that follow EPA give the same depths and
 #: normals against MuJoCo's prisms with 8, 12 or 24 (``tests/collision/test_hfield_pairs.py``).
 HFIELD_EPA_ITERATIONS = 12
@@ -186,8 +189,9 @@ def hfield_ellipsoid(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
 
 
 def hfield_cylinder(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
-    """Height field – cylinder."""
-    return hfield_vs(xa, sa, xb, sb, heights, info, support.cylinder, window)
+    """Height field – cylinder: the exact separating-axis penetration per prism (:mod:`.prism_cylinder`)."""
+    c, rot = frame(_local_pose(xa, xb))
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: cylinder_prism(c, rot[:, 2], sb[0], sb[1], h))
 
 
 def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
