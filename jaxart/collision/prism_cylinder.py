@@ -11,9 +11,9 @@ the Minkowski difference, and those patches come in five families, each with a c
 * a prism edge against a barrel line: edge × ``a`` (both orientations);
 * a prism vertex against the barrel: the radial direction from the vertex to the axis;
 * a prism edge against a rim circle: the axes perpendicular to the edge between its two faces' normals
-  (the edge's arc on the Gauss map) form a one-parameter family; ``sep`` along the arc is sampled at
-  :data:`ARC_SAMPLES` points and the best is refined with :data:`ARC_NEWTON` safeguarded Newton steps on the
-  arc angle (closed-form first and second derivatives).
+  (the edge's arc on the Gauss map) form a one-parameter family, searched by
+  :func:`~jaxart.collision.prism_arcs.arc_minimum` (samples, then Newton steps on the arc angle with
+  closed-form first and second derivatives).
 
 Every candidate's ``sep`` is evaluated with the exact support functions, so each is a lower bound of the
 signed distance and the largest is exact for penetration (up to the arc refinement's convergence, far
@@ -36,12 +36,7 @@ import jax.numpy as jnp
 from jaxart.collision.geometry import NarrowResult, segment_segment, unit
 from jaxart.collision.hull_geometry import Hull
 from jaxart.collision.prism import PRISM_EDGES
-
-#: Samples of each prism edge's arc of axes (end points excluded: those are the face normals).
-ARC_SAMPLES = 8
-
-#: Safeguarded Newton steps on the arc angle after sampling.
-ARC_NEWTON = 6
+from jaxart.collision.prism_arcs import arc_minimum, edge_arcs
 
 #: Depth spread [relative to the pair's size] within which support points count as one support set (a face,
 #: an edge, a cap disc, a barrel line) for the contact point.
@@ -64,13 +59,8 @@ def _sep(h: Hull, c, a, r, hl, u):
 
 
 def _arc_axes(h: Hull, c, a, r, hl):
-    """Best axis ``(9, 3)`` on each prism edge's Gauss arc (rim patches), by sampling then Newton."""
-    dt = h.verts.dtype
-    n1, n2 = h.normals[PRISM_EDGES[:, 2]], h.normals[PRISM_EDGES[:, 3]]
-    cos_t = jnp.clip(jnp.sum(n1 * n2, -1), -1.0, 1.0)
-    w, _ = unit(n2 - cos_t[:, None] * n1, jnp.cross(n1, h.verts[PRISM_EDGES[:, 1]] - h.verts[PRISM_EDGES[:, 0]]),
-                eps=1e-12)
-    span = jnp.arccos(cos_t)  # (9,)
+    """Best axis ``(9, 3)`` on each prism edge's Gauss arc (rim patches)."""
+    n1, w, span = edge_arcs(h)
     k = h.verts[PRISM_EDGES[:, 0]] - c  # edge point relative to the centre
     p1, q1 = jnp.sum(n1 * k, -1), jnp.sum(w * k, -1)
     pa, qa = n1 @ a, w @ a
@@ -87,15 +77,7 @@ def _arc_axes(h: Hull, c, a, r, hl):
         g2 = -f - hl * s * b - r * ((b1 * b1 - b * b) / rho + b * b * b1 * b1 / rho**3)
         return g, g1, g2
 
-    frac = (jnp.arange(ARC_SAMPLES, dtype=dt) + 0.5) / ARC_SAMPLES
-    ts = span[None, :] * frac[:, None]  # (S, 9)
-    t = ts[jnp.argmin(g_derivs(ts)[0], axis=0), jnp.arange(9)]
-    step_max = span / ARC_SAMPLES
-    for _ in range(ARC_NEWTON):
-        _, g1, g2 = g_derivs(t)
-        newton = -g1 / jnp.where(g2 > 0.0, g2, 1.0)
-        step = jnp.where(g2 > 0.0, jnp.clip(newton, -step_max, step_max), -jnp.sign(g1) * step_max)
-        t = jnp.clip(t + step, 0.0, span)
+    t = arc_minimum(g_derivs, span)
     return jnp.cos(t)[:, None] * n1 + jnp.sin(t)[:, None] * w
 
 

@@ -18,8 +18,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import jaxart  # noqa: E402
-from jaxart.collision import collide, support  # noqa: E402
-from jaxart.collision.narrow_hfield import hfield_vs  # noqa: E402
+from jaxart.collision import collide  # noqa: E402
+from jaxart.collision.narrow_hfield import hfield_ellipsoid  # noqa: E402
 
 PARTNERS = {
     "sphere": 'type="sphere" size="0.11"',
@@ -131,15 +131,15 @@ def test_every_hfield_pair_matches_mujoco(partner):
 
 
 def test_hfield_gradient_matches_finite_differences():
-    """d(deepest distance)/d(sphere position) on a sloped prism face: autodiff vs central differences."""
+    """d(deepest distance)/d(position) of a round ellipsoid on a sloped prism face: autodiff vs central differences."""
     heights = jnp.asarray([[0.0, 0.1, 0.3], [0.05, 0.2, 0.25], [0.1, 0.15, 0.4]])
     info = jnp.asarray([0.5, 0.5, 3.0, 3.0, -0.1])
     xa = jnp.asarray([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
-    sa, sb = jnp.ones(3), jnp.asarray([0.1, 0.0, 0.0])
+    sa, sb = jnp.ones(3), jnp.asarray([0.1, 0.1, 0.1])
 
     def deepest(p):
         xb = jnp.concatenate([p, jnp.asarray([0.0, 0.0, 0.0, 1.0])])
-        r = hfield_vs(xa, sa, xb, sb, heights, info, support.sphere, (2, 2))
+        r = hfield_ellipsoid(xa, sa, xb, sb, heights, info, window=(2, 2))
         return jnp.min(jnp.where(r.valid, r.dist, jnp.inf))
 
     vg = jax.jit(jax.value_and_grad(deepest))
