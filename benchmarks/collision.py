@@ -11,7 +11,9 @@ Models:
 * ``allegro_hand``: the Allegro right hand of ``example-robot-data`` with self-collision on (its URDF's
   collision geometry is boxes and spheres: the package ships no hand with collision meshes);
 * ``quadruped_hfield``: the bundled quadruped with its floor replaced by a 32 × 32 height field;
-* ``mjx_humanoid``: the humanoid of MuJoCo's MJX test data.
+* ``mjx_humanoid``: the humanoid of MuJoCo's MJX test data;
+* ``hfield_cylinder``, ``hfield_ellipsoid``, ``hfield_mesh``, ``hfield_box``: one free shape of that type
+  resting on a 16 × 16 height field (MJX collides height fields with boxes and meshes only).
 
 For each model and batch size ``B``, ``jax.jit(jax.vmap(collide))`` over ``B`` copies of the initial
 pose is lowered and compiled first; XLA's ``memory_analysis()`` of the executable gives the working
@@ -118,12 +120,31 @@ def quadruped_hfield_xml(n: int = 32, seed: int = 0) -> str:
     return xml.replace("<worldbody>", asset + "<worldbody>", 1)
 
 
+#: Free shape of the small height-field models (MJCF geom attributes).
+HFIELD_SHAPES = {"cylinder": 'type="cylinder" size="0.1 0.08"', "ellipsoid": 'type="ellipsoid" size="0.09 0.16 0.11"',
+                 "mesh": 'type="mesh" mesh="m"', "box": 'type="box" size="0.12 0.1 0.09"'}
+
+
+def hfield_shape_xml(shape: str, n: int = 16, seed: int = 0) -> str:
+    """One free ``shape`` (``HFIELD_SHAPES``) slightly sunk into an ``n × n`` random height field."""
+    rng = np.random.default_rng(seed)
+    elev = " ".join(f"{v:.4f}" for v in rng.random(n * n))
+    verts = "0.2 0 0  -0.1 0.17 0  -0.1 -0.17 0  0 0 0.2  0.05 0.02 -0.12  0.02 -0.05 -0.1"
+    return (f'<mujoco><asset><mesh name="m" vertex="{verts}"/>'
+            f'<hfield name="h" nrow="{n}" ncol="{n}" size="1 1 0.2 0.1" elevation="{elev}"/></asset>'
+            '<worldbody><geom name="terrain" type="hfield" hfield="h"/>'
+            f'<body name="b" pos="0.03 -0.02 0.22" euler="0.3 0.2 0.1"><freejoint/>'
+            f'<geom name="g" {HFIELD_SHAPES[shape]}/></body></worldbody></mujoco>')
+
+
 def load(name: str):
     """(jaxart model, MjModel or an error string) of a benchmark model."""
     if name in ROBOTS:
         return _urdf(name)
     if name == "quadruped_hfield":
         return _mjcf(quadruped_hfield_xml())
+    if name.startswith("hfield_") and name[len("hfield_"):] in HFIELD_SHAPES:
+        return _mjcf(hfield_shape_xml(name[len("hfield_"):]))
     if name == "mjx_humanoid":
         return _mjcf(open(mjx_humanoid_path()).read())
     raise ValueError(f"unknown model {name!r}")

@@ -30,11 +30,13 @@ fixed fallback direction is used and the normal's gradient there is zero; distan
 gradients stay finite everywhere. Capsule–box/cylinder/mesh search the deepest point of the
 capsule's core segment with a fixed-iteration golden-section search whose parameter is under
 ``stop_gradient``; the distance's gradient is still exact (envelope theorem: at the minimiser the
-distance is stationary in the parameter). Ellipsoid pairs and height fields against ellipsoids and
-cylinders use the generic convex solver (:mod:`jaxart.collision.epa`): its search carries no gradient,
-the distance is recomputed from witness points held in each shape's frame (first-order exact) and the
-normal is held. Height fields against spheres and capsules are closed forms per prism
-(:mod:`jaxart.collision.prism`), against boxes and meshes the polytope separating-axis test.
+distance is stationary in the parameter). Ellipsoid pairs use the generic convex solver
+(:mod:`jaxart.collision.epa`): its search carries no gradient, the distance is recomputed from witness
+points held in each shape's frame (first-order exact) and the normal is held. Height fields against
+spheres and capsules are closed forms per prism (:mod:`jaxart.collision.prism`), against cylinders and
+ellipsoids an exact separating-axis maximum (:mod:`jaxart.collision.prism_cylinder`,
+:mod:`jaxart.collision.prism_ellipsoid`; axis held like the generic solver's normal), against boxes and
+meshes the polytope separating-axis test.
 """
 
 from __future__ import annotations

@@ -11,10 +11,13 @@ from above). Each triangle, extruded down to the base plane, is a convex prism
 * capsule: the exact segment–prism distance or separating-axis penetration (one contact per prism,
   closed form, :func:`~jaxart.collision.prism.segment_prism`);
 * box and mesh: the polytope separating-axis test with a clipped face manifold
-  (:func:`~jaxart.collision.narrow_hull.hull_box`, :data:`PRISM_SLOTS` spread points per prism, and
-  ``hull_hull``, as box–mesh; separated prisms report the separating-axis gap, a lower bound of the
+  (:func:`~jaxart.collision.narrow_hull.hull_box`, and ``hull_hull`` as box–mesh, :data:`PRISM_SLOTS` spread
+  points per prism; separated prisms report the separating-axis gap, a lower bound of the
   distance);
-* ellipsoid and cylinder: the generic convex solver (:mod:`jaxart.collision.epa`), one contact per prism.
+* cylinder: the exact separating-axis penetration over a complete axis set, one contact per prism
+  (:func:`~jaxart.collision.prism_cylinder.cylinder_prism`);
+* ellipsoid: the exact separating-axis penetration over faces, edge arcs and vertex–surface normals, one
+  contact per prism (:func:`~jaxart.collision.prism_ellipsoid.ellipsoid_prism`).
 
 Geometry in the height-field shape frame (jaxart's :class:`~jaxart.sim.heightfield.Heightfield`,
 shape scale ``(sx, sy, sz)``, positive): grid vertex ``(r, c)`` at ``x = (2c/(ncol-1) - 1) hx sx``,
@@ -37,21 +40,17 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxart.collision import support
-from jaxart.collision.epa import signed_distance
 from jaxart.collision.features import merge_deepest
 from jaxart.collision.geometry import NarrowResult, frame
 from jaxart.collision.hull_geometry import Hull, box_hull, hull_closest, scaled_hull, world_hull
 from jaxart.collision.narrow_hull import hull_box, hull_hull
 from jaxart.collision.prism import prism_hull, segment_prism
+from jaxart.collision.prism_cylinder import cylinder_prism
+from jaxart.collision.prism_ellipsoid import ellipsoid_prism
 from jaxart.math.transform import transform_inverse, transform_mul
 
-#: EPA iterations per prism for the pairs that use the generic convex solver (ellipsoid, cylinder): half the
-#: default; the Newton refinement and the face and edge candidates that follow EPA give the same depths and
-#: normals against MuJoCo's prisms with 8, 12 or 24 (``tests/collision/test_hfield_pairs.py``).
-HFIELD_EPA_ITERATIONS = 12
-
-#: Face-contact points kept per prism for boxes (the window's prisms are merged to ``MAX_POINTS`` afterwards).
+#: Face-contact points kept per prism for boxes and meshes (the window's prisms are merged to ``MAX_POINTS``
+#: afterwards).
 PRISM_SLOTS = 4
 
 #: Grid-table columns of ``info`` (per pair): half extents, grid size, base elevation (unscaled).
@@ -68,24 +67,6 @@ def _window_origin(xa, sa, xb, info, window):
     c0 = jnp.clip(jnp.floor(fc - 0.5 * (window[1] - 1)), 0.0, jnp.maximum(ncol - 1.0 - window[1], 0.0))
     r0 = jnp.clip(jnp.floor(fr - 0.5 * (window[0] - 1)), 0.0, jnp.maximum(nrow - 1.0 - window[0], 0.0))
     return lax.stop_gradient(r0).astype(jnp.int32), lax.stop_gradient(c0).astype(jnp.int32)
-
-
-def _prism_tables(tri: jnp.ndarray, z_base):
-    """Vertices ``(6, 3)``, face normals ``(5, 3)`` and edge directions ``(7, 3)`` of one prism (local frame)."""
-    dt = tri.dtype
-    base = tri.at[:, 2].set(z_base)
-    n_top = jnp.cross(tri[1] - tri[0], tri[2] - tri[0])
-    n_top = n_top * jnp.where(n_top[2] >= 0.0, 1.0, -1.0)
-    ez = jnp.array([0.0, 0.0, 1.0], dt)
-    edges = jnp.stack([tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]])
-    flat = edges.at[:, 2].set(0.0)
-    side = jnp.cross(flat, ez)
-    centre = jnp.mean(tri, axis=0)
-    side = side * jnp.where(jnp.sum(side * (tri - centre), axis=-1, keepdims=True) >= 0.0, 1.0, -1.0)
-    normals = jnp.concatenate([n_top[None], -ez[None], side])
-    kinks = jnp.concatenate([edges, ez[None], flat])
-    unit = lambda v: v / jnp.sqrt(jnp.sum(v * v, axis=-1, keepdims=True))  # noqa: E731
-    return jnp.concatenate([tri, base]), unit(normals), unit(kinks)
 
 
 def _cell_prisms(heights, sa, info, r0, c0, window):
@@ -105,38 +86,15 @@ def _cell_prisms(heights, sa, info, r0, c0, window):
     return jnp.concatenate([t1, t2]), jnp.concatenate([ok, ok])
 
 
-def hfield_vs(xa, sa, xb, sb, heights, info, make_b: Callable, window: tuple[int, int]) -> NarrowResult:
-    """Height field ``(xa, sa)`` against the convex shape ``make_b(xb, sb)``; ``MAX_POINTS`` slots.
-
-    Args:
-        xa, sa: Height-field pose ``(7,)`` and scale ``(3,)``.
-        xb, sb: Pose and shape parameters of B.
-        heights: ``(R, C)`` grid elevations [m] in the shape frame, unscaled (padded to the group's largest grid).
-        info: ``(5,)`` ``INFO_FIELDS``: ``hx, hy`` [m], ``nrow, ncol`` (as floats), base elevation [m] (unscaled).
-        make_b: ``(pose, params) -> Convex`` of B.
-        window: Static ``(rows, cols)`` of cells tested around B.
-    """
-    r0, c0 = _window_origin(xa, sa, xb, info, window)
-    tris, ok = _cell_prisms(heights, sa, info, r0, c0, window)
-    z_base = info[4] * sa[2]
-
-    def one(tri):
-        verts, normals, kinks = _prism_tables(tri, z_base)
-        make_a = lambda x, s: support.vertex_set(x, verts, jnp.ones(6, bool), normals, kinks)  # noqa: E731
-        return signed_distance(make_a, xa, sa, make_b, xb, sb, iters=HFIELD_EPA_ITERATIONS)
-
-    c = jax.vmap(one)(tris)
-    res = NarrowResult(c.dist, c.point, c.normal, ok)
-    return merge_deepest(res, info[0] * sa[0] + info[1] * sa[1])
-
-
 def hfield_prisms(xa, sa, xb, heights, info, window: tuple[int, int], one: Callable) -> NarrowResult:
     """Contacts of B with every prism of its window by a closed form ``one``; ``MAX_POINTS`` slots.
 
     Args:
         xa, sa: Height-field pose ``(7,)`` and scale ``(3,)``.
         xb: Pose ``(7,)`` of B (places the window).
-        heights, info, window: As for :func:`hfield_vs`.
+        heights: ``(R, C)`` grid elevations [m] in the shape frame, unscaled (padded to the group's largest grid).
+        info: ``(5,)`` ``INFO_FIELDS``: ``hx, hy`` [m], ``nrow, ncol`` (as floats), base elevation [m] (unscaled).
+        window: Static ``(rows, cols)`` of cells tested around B.
         one: ``prism Hull (height-field frame) -> NarrowResult`` with ``k`` slots in the height-field
             frame (normals from the prism toward B).
 
@@ -181,13 +139,15 @@ def hfield_capsule(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
 
     return hfield_prisms(xa, sa, xb, heights, info, window, one)
 def hfield_ellipsoid(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
-    """Height field – ellipsoid."""
-    return hfield_vs(xa, sa, xb, sb, heights, info, support.ellipsoid, window)
+    """Height field – ellipsoid: the exact separating-axis penetration per prism (:mod:`.prism_ellipsoid`)."""
+    c, rot = frame(_local_pose(xa, xb))
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: ellipsoid_prism(c, rot, sb, h))
 
 
 def hfield_cylinder(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
-    """Height field – cylinder."""
-    return hfield_vs(xa, sa, xb, sb, heights, info, support.cylinder, window)
+    """Height field – cylinder: the exact separating-axis penetration per prism (:mod:`.prism_cylinder`)."""
+    c, rot = frame(_local_pose(xa, xb))
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: cylinder_prism(c, rot[:, 2], sb[0], sb[1], h))
 
 
 def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
@@ -201,4 +161,4 @@ def hfield_box(xa, sa, xb, sb, heights, info, *, window) -> NarrowResult:
 def hfield_mesh(xa, sa, xb, sb, heights, info, verts, vmask, planes, faces, edges, *, window) -> NarrowResult:
     """Height field – mesh hull (tables ``verts, vmask, planes, faces, edges`` as for box–mesh), as a box."""
     hb = world_hull(scaled_hull(verts, vmask, planes, faces, edges, sb), _local_pose(xa, xb))
-    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_hull(h, hb))
+    return hfield_prisms(xa, sa, xb, heights, info, window, lambda h: hull_hull(h, hb, PRISM_SLOTS))

@@ -171,15 +171,16 @@ def _face_manifold(ha: Hull, hb: Hull, best: jnp.ndarray, n_ab: jnp.ndarray, siz
     return NarrowResult(dist[idx], mid, jnp.broadcast_to(n_ab, (k, 3)), valid)
 
 
-def hull_hull(ha: Hull, hb: Hull) -> NarrowResult:
-    """Contacts between two world-frame convex hulls (``MAX_POINTS`` slots; see the module docstring).
+def hull_hull(ha: Hull, hb: Hull, slots: int = MAX_POINTS) -> NarrowResult:
+    """Contacts between two world-frame convex hulls (see the module docstring).
 
     Args:
         ha: Shape A's hull in the world frame (:func:`~jaxart.collision.hull_geometry.world_hull`).
         hb: Shape B's hull in the world frame.
+        slots: Contact slots (static; face contacts keep that many spread points).
 
     Returns:
-        A :class:`NarrowResult` whose normals point from A to B.
+        A :class:`NarrowResult` with ``slots`` slots whose normals point from A to B.
     """
     sep_e, axes_e, ok_e = _edge_seps(ha, hb)
     big = jnp.asarray(jnp.finfo(sep_e.dtype).max, sep_e.dtype)
@@ -188,7 +189,7 @@ def hull_hull(ha: Hull, hb: Hull) -> NarrowResult:
     i, j = be // eb, be % eb
     edge_a = (ha.verts[ha.edges[i, 0]], ha.verts[ha.edges[i, 1]])
     edge_b = (hb.verts[hb.edges[j, 0]], hb.verts[hb.edges[j, 1]])
-    return _face_or_edge(ha, hb, jnp.where(ok_e[be], sep_e[be], -big), axes_e[be], edge_a, edge_b)
+    return _face_or_edge(ha, hb, jnp.where(ok_e[be], sep_e[be], -big), axes_e[be], edge_a, edge_b, slots)
 
 
 def hull_box(ha: Hull, hb: Hull, rot_b: jnp.ndarray, half_b: jnp.ndarray, slots: int = MAX_POINTS) -> NarrowResult:

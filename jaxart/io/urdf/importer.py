@@ -61,6 +61,7 @@ from jaxart.io.entry import add_base_joint, check_base_args, filter_self_collisi
 from jaxart.io.mesh_report import hull_notes
 from jaxart.io.urdf.geometry import add_link_shapes, check_primitive, load_mesh, resolve_uri
 from jaxart.io.urdf.parse import UrdfJoint, UrdfRobot, parse_robot
+from jaxart.io.urdf.srdf import check_links, filter_link_pairs, read_disabled_pairs, resolve_srdf
 from jaxart.io.urdf.tree import IDENTITY, check_tree, collapse_fixed, order_joints
 from jaxart.sim.enums import Axis, JointTargetMode, JointType
 from jaxart.sim.validate import as_transform, np_quat_between, np_quat_to_matrix, np_transform_mul
@@ -137,7 +138,7 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
              collapse_fixed_joints: bool = False, force_position_velocity_actuation: bool = False,
              override_root_xform: bool = False, joint_damping_mode: str = "passive",
              package_dirs: list | None = None, strict: bool = False, label_prefix: str | None = None,
-             mesh_maxhullvert: int | None = None, **unsupported) -> dict:
+             mesh_maxhullvert: int | None = None, srdf=None, **unsupported) -> dict:
     """Import a URDF robot into ``builder`` (see the module docstring for the mapping).
 
     Args:
@@ -170,6 +171,10 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
         label_prefix: Prefix ``"<prefix>/"`` for every created label (import a robot twice).
         mesh_maxhullvert: Vertex cap of the convex hull every mesh collides through (MuJoCo's
             ``maxhullvert`` semantics; −1 = no cap; ``None`` = jaxart's default, see :mod:`jaxart.sim.mesh_hull`).
+        srdf: Allowed-collision list (:mod:`jaxart.io.urdf.srdf`): an SRDF file path whose
+            ``<disable_collisions>`` link pairs are added to the collision filter (every colliding shape
+            pair of the two links), ``True`` to use the SRDF next to the URDF (``../srdf/<name>.srdf`` or
+            ``<name>.srdf``, as ROS packages and ``example-robot-data`` ship them), ``None``/``False``: none.
         **unsupported: Newton keywords jaxart does not implement (``collapse_massless_fixed_root``):
             ``NotImplementedError`` unless left at their defaults.
 
@@ -183,7 +188,8 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
 
     Raises:
         ValueError: Missing file, malformed XML, unknown joint types, links that do not exist, a
-            link graph that is not a tree, missing meshes, label clashes, unsupported elements with ``strict``.
+            link graph that is not a tree, missing meshes, label clashes, unsupported elements with ``strict``,
+            a missing or malformed SRDF or one naming a link the URDF lacks (checked before anything is added).
         TypeError: Wrong argument types.
         NotImplementedError: Unsupported Newton keywords.
     """
@@ -201,6 +207,9 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
     what, urdf_dir, imp = _read(builder, source, ordering=joint_ordering, collapse=bool(collapse_fixed_joints),
                                 scale=float(scale), prefix=label_prefix, opts=opts, package_dirs=dirs)
     robot = imp.robot
+    srdf_path = resolve_srdf(srdf, urdf_dir, os.fspath(source) if isinstance(source, (str, os.PathLike)) else "")
+    srdf_pairs = read_disabled_pairs(srdf_path) if srdf_path else []
+    check_links(srdf_pairs, robot.links, srdf_path)
     issues = robot.issues + imp.plan_geometry(urdf_dir, dirs) + imp.joint_issues() + imp.plan_mimics()
     notes = imp.mesh_notes()
     if issues and strict:
@@ -214,6 +223,10 @@ def add_urdf(builder, source, *, xform=None, floating: bool | None = None, base_
                      link_order=None if bodies_follow_joint_ordering else list(robot.links))
     if not enable_self_collisions:
         imp.filter_self_collisions()
+    if srdf_path:
+        shapes = [s for ss in result["shapes"].values() for s in ss]
+        n = filter_link_pairs(builder, srdf_pairs, result["bodies"], shapes, srdf_path)
+        result["srdf"] = {"path": srdf_path, "disabled_links": srdf_pairs, "filtered_shape_pairs": n}
     result.update(unsupported=issues, approximated=notes, name=robot.name)
     if issues or notes:
         warnings.warn(f"add_urdf({what}): {len(issues) + len(notes)} URDF element(s) not imported or approximated:"
