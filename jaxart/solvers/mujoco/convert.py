@@ -82,6 +82,7 @@ from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco.joints import add_actuators, add_joints, free_as_slides
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.loops import add_aux_bodies
+from jaxart.solvers.mujoco.sensors import add_sensors
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
 from jaxart.solvers.mujoco.tendons import add_distance_tendons, add_tendons
 
@@ -195,6 +196,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)
     add_distance_tendons(spec, h, EqualityFrames(h, body_joint, rec))
+    add_sensors(spec, h, body_joint, rec)
     return spec, rec
 
 

@@ -103,6 +103,7 @@ from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_
 from jaxart.solvers.mujoco.layout import MjLayout
 from jaxart.solvers.mujoco.loop_forces import loop_joint_wrenches
 from jaxart.solvers.mujoco.loops import fix_aux_invweight, measure_loop_coords
+from jaxart.solvers.mujoco.sensors import joint_actuator_forces, joint_force_rows
 from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
     control_to_ctrl,
@@ -189,6 +190,8 @@ class SolverMuJoCo:
         self._accel = step_model_plan(model, self.layout, self.mj_model, recorder)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step, self._accel))
         self._to_data = functools.partial(_to_data, self.layout)
+        self._sensors = jax.jit(functools.partial(_sensor_data, self.layout, self._accel,
+                                                  joint_force_rows(self.mj_model)))
         if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
             self._to_data = jax.jit(self._to_data)
         self.use_mujoco_contacts = bool(use_mujoco_contacts)
@@ -244,6 +247,38 @@ class SolverMuJoCo:
         contacts = check_contacts(contacts)
         data0 = self._contact_bridge.data_for(contacts.capacity)
         return self._step_contacts(self.model, self.mjx_model, data0, state, control, dt, contacts)
+
+    def sensor_data(self, state: State, control: Control | None = None, time=0.0, dt=None) -> jax.Array:
+        """The model's sensor values at ``state`` as MuJoCo computes them (``mjx.forward``'s ``sensordata``).
+
+        The converted model carries the model's sensors in its order (:mod:`jaxart.solvers.mujoco.sensors`), so
+        the result has :func:`jaxart.sensors.eval_sensors`' layout (``sensor_adr``/``sensor_dim``, cutoffs
+        applied). Acceleration, force and touch sensors read MuJoCo's forward dynamics at this state: its
+        constraint forces and contacts from MuJoCo's collision detection (also with ``use_mujoco_contacts=False``;
+        MJX's rays miss cylinders); JOINTACTFRC rows are the joint's own actuators (drives and ``joint_act``, not
+        tendon actuators through the joint, which MuJoCo's ``jointactuatorfrc`` adds);
+        ``control`` enters as in :meth:`step`, without the step's stateful inputs (pass the mocap poses in
+        ``state`` and the activation-driven control yourself). Jittable and vmappable.
+
+        Args:
+            state: The state (``body_q`` consistent with ``joint_q``).
+            control: The control (``model.control()`` when ``None``).
+            time: Simulation time [s] read by CLOCK sensors.
+            dt: Step size [s] of MuJoCo's constraint impedances (the converted model's ``opt.timestep`` when
+                ``None``).
+
+        Returns:
+            ``(sensor_data_count,)`` sensor values (float dtype of the MuJoCo data).
+        """
+        checks.check_state(self.model, state, "SolverMuJoCo.sensor_data: state")
+        if control is None:
+            control = self.model.control()
+        elif not isinstance(control, Control):
+            raise TypeError(f"SolverMuJoCo.sensor_data: control must be a Control or None, got "
+                            f"{type(control).__name__}")
+        dt = self.mj_model.opt.timestep if dt is None else dt
+        return self._sensors(self.model, self.mjx_model, self._data0, state, control, jnp.asarray(time),
+                             jnp.asarray(dt))
 
     def with_model(self, model: Model) -> SolverMuJoCo:
         """This solver (same compiled MuJoCo model and jitted step) stepping with ``model``'s run-time values.
@@ -316,13 +351,17 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
     jq, jqd = measure_loop_coords(layout, model, state.joint_q.astype(ft), state.joint_qd.astype(ft),
                                   state.body_q.astype(ft))
     force = (control.joint_f + control.joint_act).astype(ft)
+    ctrl = tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
+                                               control.joint_target_qd.astype(ft), jq), control)
+    joint_act = control.joint_act.astype(ft)
+    if layout.act_motor.size:  # DOFs read by JOINTACTFRC sensors: joint_act through a motor (mujoco.sensors)
+        ctrl = ctrl.at[layout.act_motor].set(joint_act[layout.act_motor_src])
+        joint_act = joint_act.at[layout.act_motor_src].set(0.0)
     return data0.replace(
         qpos=joint_q_to_qpos(layout, jq),
         qvel=joint_qd_to_qvel(layout, jq, jqd),
-        ctrl=tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
-                                                 control.joint_target_qd.astype(ft), jq), control),
-        qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft),
-                                     control.joint_act.astype(ft)),
+        ctrl=ctrl,
+        qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft), joint_act),
         xfrc_applied=body_f_to_xfrc(layout, _with_loop_forces(layout, model, state, force), force),
         eq_active=eq_active(layout, model, data0.eq_active),
     )
@@ -343,6 +382,19 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     if not fk:
         return state.replace(joint_q=joint_q, joint_qd=joint_qd)
     return eval_fk(model, joint_q, joint_qd, state)
+
+
+def _sensor_data(layout: MjLayout, accel, rows, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
+                 control: Control, time, dt) -> jax.Array:
+    d = _to_data(layout, data0, state, control, model)
+    d = d.replace(time=time.astype(d.qpos.dtype))
+    m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=dt.astype(d.qpos.dtype)))
+    if accel is not None:
+        m = update_step_model(m, accel, model, state)
+    d = mjx.forward(m, d)
+    if not d._impl.efc_J.size:  # without constraint rows mjx.forward returns before its acceleration sensors
+        d = mjx.sensor_acc(m, d)
+    return joint_actuator_forces(rows, d.sensordata, d.actuator_force)
 
 
 def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: mjx.Model, data0: mjx.Data,
