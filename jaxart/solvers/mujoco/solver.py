@@ -110,6 +110,7 @@ from jaxart.solvers.mujoco.state import (
     joint_f_to_qfrc,
     joint_q_to_qpos,
     joint_qd_to_qvel,
+    mocap_to_data,
     qpos_to_joint_q,
     qvel_to_joint_qd,
 )
@@ -166,10 +167,6 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
-        if model.mocap_joint:
-            raise NotImplementedError("SolverMuJoCo: mocap bodies (Model.mocap_joint) are not mapped to MuJoCo mocap "
-                                      "bodies yet (their kinematic FREE joints would be simulated as free bodies); "
-                                      "use SolverFeatherstone, SolverXPBD or SolverSemiImplicit")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -319,7 +316,7 @@ class SolverMuJoCo:
         """A MuJoCo C ``MjData`` holding ``state``/``control`` (host copy, for oracles and viewers)."""
         dx = self.to_mjx_data(state, control)
         d = mujoco.MjData(self.mj_model)
-        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "eq_active"):
+        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat"):
             getattr(d, field)[:] = np.asarray(getattr(dx, field))
         mujoco.mj_forward(self.mj_model, d)
         return d
@@ -357,7 +354,10 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
     if layout.act_motor.size:  # DOFs read by JOINTACTFRC sensors: joint_act through a motor (mujoco.sensors)
         ctrl = ctrl.at[layout.act_motor].set(joint_act[layout.act_motor_src])
         joint_act = joint_act.at[layout.act_motor_src].set(0.0)
+    mocap_pos, mocap_quat = mocap_to_data(layout, jq, data0.mocap_pos, data0.mocap_quat)
     return data0.replace(
+        mocap_pos=mocap_pos,
+        mocap_quat=mocap_quat,
         qpos=joint_q_to_qpos(layout, jq),
         qvel=joint_qd_to_qvel(layout, jq, jqd),
         ctrl=ctrl,
