@@ -3,6 +3,7 @@ on the converted model and ``jaxart.sensors.eval_sensors`` (float64, a static an
 
 import warnings
 
+import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
@@ -118,11 +119,13 @@ def test_joint_actuator_force_clamps_drive_and_joint_act_together():
     solver = SolverMuJoCo(model)
     assert solver.mj_model.actuator("frc__act").trntype == mujoco.mjtTrn.mjTRN_JOINT
     state = jaxart.eval_fk(model, jnp.asarray([0.1]), jnp.asarray([0.5]), model.state())
-    for act in (0.0, 2.0, -20.0):
-        control = model.control().replace(joint_act=jnp.asarray([act]), joint_target_q=jnp.asarray([0.2]))
-        got = float(solver.sensor_data(state, control)[0])
-        assert got == pytest.approx(float(eval_sensors(model, state, control)[0]), abs=1e-12)
-        assert got == pytest.approx(np.clip(10.0 * 0.1 - 0.5 + act, -4.0, 4.0), abs=1e-12)
+    acts = jnp.asarray([[0.0], [2.0], [-20.0]])
+    control = jax.vmap(lambda a: model.control().replace(joint_act=a, joint_target_q=jnp.asarray([0.2])))(acts)
+    got = np.asarray(jax.vmap(lambda c: solver.sensor_data(state, c))(control))[:, 0]  # batched controls
+    expected = np.clip(10.0 * (0.2 - 0.1) - 1.0 * 0.5 + np.asarray(acts[:, 0]), -4.0, 4.0)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    control = model.control().replace(joint_act=jnp.asarray([2.0]), joint_target_q=jnp.asarray([0.2]))
+    assert got[1] == pytest.approx(float(eval_sensors(model, state, control)[0]), abs=1e-12)
 
 
 def test_unmapped_sensor_object_raises():
@@ -136,3 +139,35 @@ def test_unmapped_sensor_object_raises():
     with warnings.catch_warnings(), pytest.raises(NotImplementedError, match="'on_mid'.*folded"):
         warnings.simplefilter("ignore")
         SolverMuJoCo(b.finalize(dtype=jnp.float64))
+
+
+_TOUCH = """<mujoco><option timestep="0.002"/>
+<worldbody>
+  <geom name="floor" type="plane" size="0 0 1"/>
+  <body name="box" pos="0 0 0.1"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="2"/>
+    <site name="bottom" type="box" size="0.11 0.11 0.02" pos="0 0 -0.1"/>
+    <site name="top" type="box" size="0.11 0.11 0.02" pos="0 0 0.1"/></body>
+</worldbody>
+<sensor><touch name="bottom" site="bottom"/><touch name="top" site="top"/><force name="f" site="top"/></sensor>
+</mujoco>"""
+
+
+@pytest.mark.slow
+def test_touch_of_a_resting_box_through_the_bridge():
+    """Contacts found by MuJoCo's collision inside the bridge: a settled box's bottom zone reads its weight."""
+    m = mujoco.MjModel.from_xml_string(_TOUCH)
+    d = mujoco.MjData(m)
+    for _ in range(1500):
+        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
+    model, info = import_model(_TOUCH)
+    solver = SolverMuJoCo(model)
+    state, _ = jaxart_state(model, info, m, d)
+    got = np.asarray(solver.sensor_data(state))
+    dc = solver.to_mj_data(state)
+    np.testing.assert_allclose(got, dc.sensordata, rtol=1e-6, atol=1e-9)  # MJX = MuJoCo C on the converted model
+    weight = 2.0 * 9.81
+    # the converted contact's solref is jaxart's mapping of the MJCF one, so the MJCF's resting depth is a few
+    # percent off the converted model's equilibrium
+    assert got[0] == pytest.approx(weight, rel=5e-2) and d.sensordata[0] == pytest.approx(weight, rel=1e-3)
+    assert got[1] == 0.0
