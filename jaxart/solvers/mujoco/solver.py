@@ -73,6 +73,14 @@ tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (site
                         actuators (``Control.tendon_f`` → a motor, ``tendon_target_ke/kd`` →
                         position / velocity servos on the tendon)
                         (:mod:`jaxart.solvers.mujoco.tendons`).
+sensors                 every sensor kind → MuJoCo's sensor of that name on a site at the sensed
+                        frame (joints, tendons, subtree bodies directly), cutoffs and magnetic
+                        field carried (:mod:`jaxart.solvers.mujoco.sensors`); ``sensor_data``
+                        reads ``mjx.forward``'s ``sensordata`` in the model's layout. JOINTACTFRC
+                        DOFs take ``joint_act`` through a unit motor (clamped with the drive).
+mocap bodies            ``Model.mocap_joint`` (world parent) → MuJoCo mocap bodies; each step's
+                        ``mocap_pos``/``mocap_quat`` are the joints' coordinates after
+                        :func:`jaxart.sim.mocap.set_mocap` (``Control.mocap_pos/quat``).
 ACCELERATION drives     tree joints: the position / velocity actuators' ``gainprm``/``biasprm``
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
