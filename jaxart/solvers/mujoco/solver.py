@@ -94,6 +94,7 @@ ACCELERATION drives     tree joints: the position / velocity actuators' ``gainpr
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -195,8 +196,9 @@ class SolverMuJoCo:
         self._accel = step_model_plan(model, self.layout, self.mj_model, recorder)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step, self._accel))
         self._to_data = functools.partial(_to_data, self.layout)
-        self._sensors = jax.jit(functools.partial(_sensor_data, self.layout, self._accel,
-                                                  joint_force_rows(self.mj_model)))
+        acc_sensors = bool(np.any(self.mj_model.sensor_needstage == int(mujoco.mjtStage.mjSTAGE_ACC)))
+        plan = _SensorPlan(self.layout, self._accel, joint_force_rows(self.mj_model), acc_sensors)
+        self._sensors = jax.jit(functools.partial(_sensor_data, plan))
         if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
             self._to_data = jax.jit(self._to_data)
         self.use_mujoco_contacts = bool(use_mujoco_contacts)
@@ -392,17 +394,27 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     return eval_fk(model, joint_q, joint_qd, state)
 
 
-def _sensor_data(layout: MjLayout, accel, rows, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
+class _SensorPlan(NamedTuple):
+    """Static pieces of :meth:`SolverMuJoCo.sensor_data`: layout, acceleration-drive plan, JOINTACTFRC rows and
+    whether the model has acceleration-stage sensors."""
+
+    layout: MjLayout
+    accel: object
+    rows: object
+    acc_sensors: bool
+
+
+def _sensor_data(plan: _SensorPlan, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
                  control: Control, time, dt) -> jax.Array:
-    d = _to_data(layout, data0, state, control, model)
+    d = _to_data(plan.layout, data0, state, control, model)
     d = d.replace(time=time.astype(d.qpos.dtype))
     m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=dt.astype(d.qpos.dtype)))
-    if accel is not None:
-        m = update_step_model(m, accel, model, state)
+    if plan.accel is not None:
+        m = update_step_model(m, plan.accel, model, state)
     d = mjx.forward(m, d)
-    if not d._impl.efc_J.size:  # without constraint rows mjx.forward returns before its acceleration sensors
+    if plan.acc_sensors:  # without constraint rows mjx.forward returns before them; recomputing them is idempotent
         d = mjx.sensor_acc(m, d)
-    return joint_actuator_forces(rows, d.sensordata, d.actuator_force)
+    return joint_actuator_forces(plan.rows, d.sensordata, d.actuator_force)
 
 
 def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: mjx.Model, data0: mjx.Data,
