@@ -421,7 +421,9 @@ def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: m
           state: State, control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
         d = _to_data(layout, data0, state, control, model)
-        m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
+        no_sensors = mjx_model.opt.disableflags | mjx.DisableBit.SENSOR  # SolverMuJoCo.sensor_data reads them
+        opt = mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype), disableflags=no_sensors)
+        m = mjx_model.replace(opt=opt)
         if accel is not None:  # acceleration-drive gains, loop rate actuators (mujoco.step_model)
             m = update_step_model(m, accel, model, state)
         d = advance(m, d, *contacts)
