@@ -25,15 +25,17 @@ _XML = """<mujoco><option timestep="0.002"/>
   </body>
   <body name="float" pos="-1 0 0.5"><freejoint name="free"/>
     <geom type="box" size="0.1 0.2 0.05" pos="0.02 0.01 0" mass="2"/></body>
+  <body name="lever" pos="2 0 0.5"><joint name="h2" axis="1 0 0"/><geom type="sphere" size="0.1" mass="1"/></body>
 </worldbody>
 <actuator>
   <motor name="m" joint="hinge"/>
   <position name="servo" joint="twist" kp="4" timeconst="0.05"/>
   <general name="int" joint="slide" dyntype="integrator" gainprm="1"/>
+  <position name="pos2" joint="h2" kp="3" ctrlrange="-0.5 0.5" ctrllimited="true"/>
 </actuator>
 <keyframe>
-  <key name="pose" time="1.5" qpos="0.3 0.1 -0.4 0.8 0.2 -0.5 0.1 -1 0.2 0.6 0.9 0.1 0.3 -0.2"
-       qvel="0.5 -0.2 0.7 1.0 -0.5 0.3 0.4 0.1 -0.3 0.8 -0.6 0.2" act="0.25 -0.4" ctrl="0.1 0.2 0.3"
+  <key name="pose" time="1.5" qpos="0.3 0.1 -0.4 0.8 0.2 -0.5 0.1 -1 0.2 0.6 0.9 0.1 0.3 -0.2 0.05"
+       qvel="0.5 -0.2 0.7 1.0 -0.5 0.3 0.4 0.1 -0.3 0.8 -0.6 0.2 0.4" act="0.25 -0.4" ctrl="0.1 0.2 0.3 0.9"
        mpos="0.1 0.2 1.1 1 0.3 1.2" mquat="0.9 0.1 0.3 0 0 1 0 0"/>
 </keyframe>
 </mujoco>"""
@@ -60,13 +62,18 @@ def test_keyframe_state_and_control_match_mj_reset_data_keyframe():
     # stateful actuators in add_mjcf's order: the filterexact servo, then the integrator motor
     assert info["actuators"] == {"servo": 0, "int": 1}
     np.testing.assert_allclose(state.actuator_act, d.act, atol=0)
-    np.testing.assert_allclose(control.actuator_ctrl, d.ctrl[1:], atol=0)
+    np.testing.assert_allclose(control.actuator_ctrl, d.ctrl[1:3], atol=0)
+    # drives without activation dynamics: the motor's force into joint_act, the servo's clamped target
+    hinge_dof = info["dof_start"] + list(info["dof_map"]).index(int(m.jnt_dofadr[m.joint("hinge").id]))
+    h2_coord = info["coord_start"] + list(info["coord_map"]).index(int(m.jnt_qposadr[m.joint("h2").id]))
+    assert float(control.joint_act[hinge_dof]) == 0.1 and float(jnp.abs(control.joint_act).sum()) == 0.1
+    assert float(control.joint_target_q[h2_coord]) == 0.5
     np.testing.assert_allclose(control.mocap_pos, d.mocap_pos, atol=0)
     quat = d.mocap_quat / np.linalg.norm(d.mocap_quat, axis=1, keepdims=True)
     np.testing.assert_allclose(_wxyz(jaxart.math.quat_normalize(control.mocap_quat)), quat, atol=1e-15)
     # poses and COM twists of every body from the keyframe's qpos/qvel (FK) equal MuJoCo's
     vel = np.zeros(6)
-    for name in ("arm", "tip", "wrist", "float"):
+    for name in ("arm", "tip", "wrist", "float", "lever"):
         i, k = m.body(name).id, info["bodies"][name]
         np.testing.assert_allclose(state.body_q[k, :3], d.xpos[i], atol=1e-12, err_msg=name)
         assert abs(abs(float(np.dot(_wxyz(state.body_q[k, 3:]), d.xquat[i]))) - 1.0) < 1e-12, name

@@ -6,6 +6,12 @@ BALL angular velocities from the child frame to the parent-anchor frame; FREE ve
 imported stateful actuators, ``ctrl`` both MuJoCo's raw vector and the stateful actuators' inputs, ``mpos``/``mquat``
 the mocap poses (``Control.mocap_pos``/``mocap_quat``, ``xyzw``). :meth:`Keyframe.state` / :meth:`Keyframe.control`
 build a :class:`~jaxart.State` / :class:`~jaxart.Control` of a model holding this import alone.
+
+``ctrl`` of actuators without activation dynamics becomes the ``Control`` input the importer's drive mapping reads
+(:mod:`jaxart.io.mjcf.actuators`): a motor (fixed gain, no bias) adds ``gain·gear·ctrl`` to ``joint_act`` /
+``tendon_f``; a position servo (bias ``(0, −kp, ·)``) sets the position target ``ctrl/gear`` (``ctrl`` clamped to
+``ctrlrange``), a velocity servo (bias ``(0, 0, −kv)``) the velocity target; other actuators keep only the raw
+``ctrl``.
 """
 
 from __future__ import annotations
@@ -32,10 +38,11 @@ class Keyframe:
         actuator_act: ``(n_stateful,)`` activation of each imported stateful actuator (``add_mjcf``'s
             ``"actuators"`` order; ``State.actuator_act``).
         actuator_ctrl: ``(n_stateful,)`` MuJoCo ``ctrl`` of those actuators (``Control.actuator_ctrl``).
-        ctrl: ``(nu,)`` MuJoCo's raw ``ctrl`` in MuJoCo actuator order (drives without activation dynamics are
-            imported as gains, so their inputs are left to the caller: ``Control.joint_act``/targets).
+        ctrl: ``(nu,)`` MuJoCo's raw ``ctrl`` in MuJoCo actuator order.
         mocap_pos: ``(nmocap,)`` × 3 mocap positions [m] in the MJCF world frame (``Control.mocap_pos``).
         mocap_quat: ``(nmocap, 4)`` mocap orientations, ``xyzw`` (``Control.mocap_quat``).
+        inputs: ``{Control field: (indices, values)}`` of the drives' inputs from ``ctrl`` (module docstring):
+            ``joint_act`` / ``tendon_f`` values are added, target values set (builder-wide indices).
     """
 
     time: float
@@ -48,6 +55,7 @@ class Keyframe:
     ctrl: np.ndarray
     mocap_pos: np.ndarray
     mocap_quat: np.ndarray
+    inputs: dict
 
     def state(self, model):
         """``model.state()`` with this keyframe's coordinates, velocities and activations (body poses by FK).
@@ -78,7 +86,7 @@ class Keyframe:
         return state
 
     def control(self, model):
-        """``model.control()`` with this keyframe's stateful-actuator inputs and mocap poses.
+        """``model.control()`` with this keyframe's drive inputs, stateful-actuator inputs and mocap poses.
 
         Raises:
             ValueError: The model's stateful actuators or mocap bodies are not this import's.
@@ -94,7 +102,66 @@ class Keyframe:
                 raise ValueError(f"Keyframe.control: the model must have {self.mocap_pos.shape[0]} mocap bodies")
             control = control.replace(mocap_pos=jnp.asarray(self.mocap_pos, dtype),
                                       mocap_quat=jnp.asarray(self.mocap_quat, dtype))
+        for field, (index, value) in self.inputs.items():
+            current = getattr(control, field)
+            if current is None:  # tendon fields: zero forces, the model's default targets
+                current = jnp.zeros(model.tendon.tendon_count, dtype) if field == "tendon_f" else getattr(model, field)
+            current = jnp.asarray(current, dtype)
+            value = jnp.asarray(value, dtype)
+            new = current.at[index].add(value) if field in _ADDED else current.at[index].set(value)
+            control = control.replace(**{field: new})
         return control
+
+
+_ADDED = ("joint_act", "tendon_f")
+_JOINT_TRN = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+_SCALAR = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+def _servo_kind(m, a: int) -> str | None:
+    """``"motor"``, ``"position"``, ``"velocity"`` or ``None`` (another gain/bias, or activation dynamics)."""
+    gear = m.actuator_gear[a]
+    if (int(m.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE) or np.any(gear[1:] != 0.0) or gear[0] == 0.0
+            or int(m.actuator_gaintype[a]) != int(mujoco.mjtGain.mjGAIN_FIXED)):
+        return None
+    gain, bias, btype = float(m.actuator_gainprm[a, 0]), m.actuator_biasprm[a], int(m.actuator_biastype[a])
+    if btype == int(mujoco.mjtBias.mjBIAS_NONE):
+        return "motor"
+    if btype != int(mujoco.mjtBias.mjBIAS_AFFINE) or bias[0] != 0.0 or gain == 0.0:
+        return None
+    if bias[1] == -gain:
+        return "position"
+    return "velocity" if bias[1] == 0.0 and bias[2] == -gain else None
+
+
+def _drive_inputs(m, out: dict, ctrl: np.ndarray) -> dict:
+    """``{Control field: (indices, values)}`` of ``ctrl`` for the imported drives (module docstring)."""
+    dof_of = {int(v): int(out["dof_start"]) + i for i, v in enumerate(out["dof_map"]) if v >= 0}
+    coord_of = {int(v): int(out["coord_start"]) + i for i, v in enumerate(out["coord_map"]) if v >= 0}
+    rows: dict[str, list] = {}
+    for a in range(m.nu):
+        kind, trn, target = _servo_kind(m, a), int(m.actuator_trntype[a]), int(m.actuator_trnid[a, 0])
+        if kind is None:
+            continue
+        u = float(ctrl[a])
+        if m.actuator_ctrllimited[a] and kind != "motor":
+            u = float(np.clip(u, *m.actuator_ctrlrange[a]))
+        value = float(m.actuator_gainprm[a, 0]) * float(m.actuator_gear[a, 0]) * u if kind == "motor" \
+            else u / float(m.actuator_gear[a, 0])
+        if trn in _JOINT_TRN and int(m.jnt_type[target]) in _SCALAR and int(m.jnt_dofadr[target]) in dof_of:
+            dof = dof_of[int(m.jnt_dofadr[target])]
+            field, index = {"motor": ("joint_act", dof), "velocity": ("joint_target_qd", dof),
+                            "position": ("joint_target_q", coord_of.get(int(m.jnt_qposadr[target]), -1))}[kind]
+        elif trn == int(mujoco.mjtTrn.mjTRN_TENDON) and (m.tendon(target).name or f"#{target}") in out["tendons"]:
+            index = out["tendons"][m.tendon(target).name or f"#{target}"]
+            field = {"motor": "tendon_f", "position": "tendon_target_length",
+                     "velocity": "tendon_target_velocity"}[kind]
+        else:
+            continue
+        if index >= 0:
+            rows.setdefault(field, []).append((index, value))
+    return {f: (np.asarray([i for i, _ in r], np.int64), np.asarray([v for _, v in r], np.float64))
+            for f, r in rows.items()}
 
 
 def _rot(q_wxyz: np.ndarray) -> np.ndarray:
@@ -129,7 +196,7 @@ def import_keyframes(m, out: dict, q0: np.ndarray) -> dict[str, Keyframe]:
     Args:
         m: The compiled ``MjModel``.
         out: ``add_mjcf``'s result so far (``coord_map``, ``dof_map``, ``coord_start``, ``dof_start``,
-            ``actuators``).
+            ``actuators``, ``tendons``).
         q0: Imported initial ``joint_q`` slice (kept on coordinates without a MuJoCo ``qpos``).
     """
     cmap, dmap = np.asarray(out["coord_map"]), np.asarray(out["dof_map"])
@@ -147,5 +214,6 @@ def import_keyframes(m, out: dict, q0: np.ndarray) -> dict[str, Keyframe]:
             actuator_ctrl=np.asarray(m.key_ctrl[k][stateful], np.float64).reshape(-1),
             ctrl=np.asarray(m.key_ctrl[k], np.float64).copy(),
             mocap_pos=np.asarray(m.key_mpos[k], np.float64).reshape(-1, 3),  # jaxart's mocap order is MuJoCo's
-            mocap_quat=np.asarray(m.key_mquat[k], np.float64).reshape(-1, 4)[:, [1, 2, 3, 0]])
+            mocap_quat=np.asarray(m.key_mquat[k], np.float64).reshape(-1, 4)[:, [1, 2, 3, 0]],
+            inputs=_drive_inputs(m, out, m.key_ctrl[k]))
     return keys
