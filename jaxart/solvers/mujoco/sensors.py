@@ -8,7 +8,8 @@ Every :class:`~jaxart.sim.sensor_types.SensorType` is MuJoCo's sensor of the sam
   new site ``<sensor label>__obj`` / ``__ref`` on the object's MuJoCo body at that frame; site sensors' sites take
   the shape's type and size (TOUCH reads its volume); the world body (−1) → a site on MuJoCo's world body;
 * scalar / BALL DOFs → the MuJoCo joint of that DOF; tendons → the tendon of the same label; subtree sensors →
-  the body's MuJoCo body (the world for −1); ``sensor_magnetic_field`` → ``opt.magnetic``.
+  the body's MuJoCo body (the world for −1; its subtree also holds loop joints' auxiliary bodies of
+  :data:`~jaxart.solvers.mujoco.loops.AUX_MASS` each); ``sensor_magnetic_field`` → ``opt.magnetic``.
 
 ``JOINTACTFRC`` reads MuJoCo's actuator force at the joint, so each sensed DOF gets a motor
 ``<sensor label>__act`` whose ``ctrl`` is ``Control.joint_act`` (instead of ``qfrc_applied``): the joint's
