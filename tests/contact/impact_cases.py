@@ -243,7 +243,7 @@ def sliding_box_mjcf(material: Material | str = "newton_default", dt: float = 5e
 
     ``refsafe`` overrides the material's ``refsafe`` flag (``None``: the material's).
 
-    The initial velocity is not part of the XML (MJCF keyframe velocities are not imported): set it with
+    The initial velocity is not part of the XML (it has no keyframe): set it with
     :func:`mjcf_box_state` (jaxart) or ``data.qvel[0] = SLIDE_SPEED`` (MuJoCo C).
     """
     mat = MATERIALS[material] if isinstance(material, str) else material

@@ -45,10 +45,12 @@ body gravcomp                 ``body_gravcomp`` (``add_link(gravcomp=...)``)
                               :mod:`jaxart.io.mjcf.flags`); flags not honoured are reported
 qpos0                         initial ``joint_q`` (quaternions ``wxyz`` → ``xyzw``)
 sensors                       the model's sensor table (:mod:`jaxart.io.mjcf.sensors`)
+keyframes                     ``qpos``, ``qvel``, ``act``, ``ctrl``, ``mpos``/``mquat``, ``time``
+                              (:mod:`jaxart.io.mjcf.keyframes`)
 ============================  ==========================================================================
 
 Unsupported features (tendon friction, tendon/flex/site equalities, most non-articulation sensors, per-pair
-contact parameters, keyframes, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
+contact parameters, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
 gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
 is touched).
 """
@@ -67,6 +69,7 @@ from jaxart.io.mjcf.convert import IDENTITY, pose, rotated_inertia, xyzw
 from jaxart.io.mjcf.equality import add_equalities, equality_issues
 from jaxart.io.mjcf.flags import apply_option_flags
 from jaxart.io.mjcf.joints import BALL, FREE, dof_configs, joint_issues, plan_body
+from jaxart.io.mjcf.keyframes import import_keyframes
 from jaxart.io.mjcf.pairs import add_contact_pairs, pair_issues
 from jaxart.io.mjcf.refs import MjcfRefs
 from jaxart.io.mjcf.report import fluid_semiaxes, gravity_along_up, model_issues
@@ -141,8 +144,10 @@ def add_mjcf(builder, source, *, xform=None, floating: bool | None = None, paren
         ``qpos`` / ``qvel`` index of each imported jaxart coordinate / DOF, −1 for added FREE joints;
         quaternions are reordered, and BALL/FREE velocities differ by frame: MuJoCo gives angular
         velocity in the child frame and free linear velocity of the body origin), ``"keyframes"``
-        (keyframe name → imported ``joint_q`` slice; keyframe ``qvel``/``ctrl``/``mocap`` are not
-        imported), ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
+        (keyframe name → imported ``joint_q`` slice), ``"keyframe_data"`` (keyframe name →
+        :class:`~jaxart.io.mjcf.keyframes.Keyframe`: ``time``, ``joint_q``, ``joint_qd``, ``actuator_act``,
+        ``actuator_ctrl``, raw ``ctrl``, ``mocap_pos``/``mocap_quat``; ``.state(model)`` / ``.control(model)``),
+        ``"equalities"`` (MuJoCo equality name or ``"#<id>"`` → equality-constraint index),
         ``"tendons"`` (MuJoCo tendon name or ``"#<id>"`` → tendon index), ``"sensors"`` (MuJoCo sensor name
         or ``"#<id>"`` → sensor index), ``"actuators"`` (name of each MuJoCo actuator with activation dynamics,
         unnamed ``actuator_<id>`` → its index in ``Control.actuator_ctrl`` / ``State.actuator_act``: set
@@ -263,9 +268,10 @@ class _Importer:
         self.out["articulation"] = self.out["articulations"][0] if self.out["articulations"] else None
         self.out["coord_map"] = np.asarray(self.coord_map, dtype=np.int64)
         self.out["dof_map"] = np.asarray(self.dof_map, dtype=np.int64)
-        self.out["keyframes"] = self._keyframes()
         self.out["actuators"] = self._add_activations()
         self.out["mocap"] = self._add_mocap()
+        self.out["keyframe_data"] = import_keyframes(self.m, self.out, self._imported_q0())
+        self.out["keyframes"] = {name: key.joint_q for name, key in self.out["keyframe_data"].items()}
         return self.out
 
     def _add_mocap(self) -> dict[str, int]:
@@ -291,16 +297,9 @@ class _Importer:
                 out[act.kwargs["label"]] = self.b.add_actuator(target, output=act.output, **kw)
         return out
 
-    def _keyframes(self) -> dict[str, np.ndarray]:
-        """MuJoCo keyframes as imported ``joint_q`` slices (added FREE joints keep their initial pose)."""
-        cmap = self.out["coord_map"]
-        q0 = np.asarray(self.b.joint_q[self.out["coord_start"]:], dtype=np.float64)
-        keys = {}
-        for k in range(self.m.nkey):
-            q = q0.copy()
-            q[cmap >= 0] = self.m.key_qpos[k][cmap[cmap >= 0]]
-            keys[self.m.key(k).name or f"key_{k}"] = q
-        return keys
+    def _imported_q0(self) -> np.ndarray:
+        """Initial ``joint_q`` of the imported coordinates (kept by keyframes where MuJoCo has no ``qpos``)."""
+        return np.asarray(self.b.joint_q[self.out["coord_start"]:], dtype=np.float64)
 
     def _close(self, start: int | None, root: int) -> None:
         """One articulation per MuJoCo root tree (its joints are contiguous: bodies are in DFS order)."""

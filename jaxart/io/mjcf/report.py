@@ -35,11 +35,9 @@ def model_issues(m) -> list[str]:
     # equalities: jaxart.io.mjcf.equality.equality_issues; tendons: jaxart.io.mjcf.tendons.tendon_issues;
     # sensors: jaxart.io.mjcf.sensors.sensor_issues
     counts = (("flex", m.nflex, "flex(es)"), ("skin", m.nskin, "skin(s)"))
-    for kind, n, what in counts:  # keyframes are returned by add_mjcf (joint_q only)
+    for kind, n, what in counts:  # keyframes are returned by add_mjcf (jaxart.io.mjcf.keyframes)
         if n:
             out.append(f"{n} {what}: {_names(m, kind, n)}")
-    if m.nkey and (np.any(m.key_qvel != 0.0) or np.any(m.key_act != 0.0) or np.any(m.key_ctrl != 0.0)):
-        out.append("keyframe qvel/act/ctrl values (only keyframe qpos is returned, as joint_q)")
     if m.nplugin:
         out.append(f"{m.nplugin} plugin instance(s)")
     act_gc = np.flatnonzero(np.asarray(getattr(m, "jnt_actgravcomp", np.zeros(0)), bool))

@@ -8,7 +8,9 @@ filtering in :mod:`~jaxart.solvers.mujoco.filter`, index bookkeeping in
 * Joints: REVOLUTE → hinge, PRISMATIC → slide, BALL → ball, FREE → free (world parent, no per-DOF terms),
   D6 → one slide per linear and one hinge per angular axis, named ``<joint>_lin[i]`` /
   ``<joint>_ang[i]`` (suffix only for multi-axis joints, index only when that kind has > 1 axis),
-  FIXED → nested body without a joint (a *mocap* body when the parent is the world).
+  FIXED → nested body without a joint (a *mocap* body when the parent is the world). Mocap bodies
+  (``Model.mocap_joint``: kinematic FREE joints with the world as parent) → MuJoCo mocap bodies without a joint,
+  whose ``mocap_pos``/``mocap_quat`` are set from the joint's coordinates in every step (``joint_X_p · joint_q``).
   FREE joints below a body or with any per-DOF term (damping, armature, friction, stiffness, limits, drives) →
   three slides ``<joint>_lin0..2`` along the parent-anchor axes and a ball ``<joint>_ang`` centred on the child
   COM (:func:`~jaxart.solvers.mujoco.joints.free_as_slides`): the slides move the COM, so their velocities are
@@ -82,6 +84,7 @@ from jaxart.solvers.mujoco.filter import add_contact_pairs, collision_masks
 from jaxart.solvers.mujoco.joints import add_actuators, add_joints, free_as_slides
 from jaxart.solvers.mujoco.layout import LayoutRecorder
 from jaxart.solvers.mujoco.loops import add_aux_bodies
+from jaxart.solvers.mujoco.sensors import add_sensors
 from jaxart.solvers.mujoco.shapes import add_shapes, wxyz
 from jaxart.solvers.mujoco.tendons import add_distance_tendons, add_tendons
 
@@ -149,6 +152,7 @@ class _Host:
         self.mode = t.joint_target_mode.array
         self.shape_body, self.shape_type, self.shape_flags = t.shape_body.array, t.shape_type.array, t.shape_flags.array
         self.body_label, self.joint_label, self.shape_label = t.body_label, t.joint_label, t.shape_label
+        self.mocap = frozenset(int(j) for j in model.mocap_joint)
 
 
 def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
@@ -195,6 +199,7 @@ def model_to_spec(model, options: dict) -> tuple[mujoco.MjSpec, LayoutRecorder]:
     add_equalities(spec, h, body_joint, rec, loops)
     add_tendons(spec, h, body_joint, rec)
     add_distance_tendons(spec, h, EqualityFrames(h, body_joint, rec))
+    add_sensors(spec, h, body_joint, rec)
     return spec, rec
 
 
@@ -203,6 +208,9 @@ def _check_joints(h: _Host) -> None:
     enabled = h.topo.joint_enabled.array
     for j in range(h.topo.joint_count):
         what = f"SolverMuJoCo: joint {h.joint_label[j]!r}"
+        if j in h.mocap and (h.parent[j] >= 0 or art[j] < 0):
+            raise NotImplementedError(f"{what}: a mocap joint below a body; MuJoCo's mocap bodies are children of "
+                                      "the world")
         if art[j] < 0:
             continue  # loop-closing (or orphan) joints: mujoco_equality.loop_joints
         if not enabled[j]:
@@ -280,7 +288,7 @@ def _mj_frames(h: _Host, order: list[int], body_joint: dict) -> dict[int, np.nda
             continue
         p = int(h.parent[j])
         anchor = np_transform_mul(_IDENT if p < 0 else body_world[p], h.joint_X_p[j])
-        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE) and not free_as_slides(h, j):
+        if int(h.jtype[j]) in (JointType.FREE, JointType.DISTANCE) and (j in h.mocap or not free_as_slides(h, j)):
             qs = int(h.q_start[j])
             anchor = np_transform_mul(anchor, h.joint_q[qs:qs + 7])
         frames[b] = anchor
@@ -321,11 +329,14 @@ class _BodyBuilder:
         rel = np_transform_mul(np_transform_inverse(parent_frame), frame)
         first_joint = self.body_joint.get(b)
         mocap = first_joint is not None and int(h.jtype[first_joint]) == JointType.FIXED and h.parent[first_joint] < 0
+        if first_joint in h.mocap:
+            mocap = True
+            self.rec.mocap.append((h.body_label[last], int(h.q_start[first_joint]), h.joint_X_p[first_joint].copy()))
         body = mj_parent.add_body(name=h.body_label[last], pos=rel[:3], quat=wxyz(rel[3:]), mocap=bool(mocap))
         for c in chain:
             self.rec.body[c] = h.body_label[last]
             jc = self.body_joint.get(c)
-            if jc is not None:
+            if jc is not None and jc not in h.mocap:
                 anchor = np_transform_mul(np_transform_inverse(frame), self.frames[c])
                 add_joints(body, h, jc, self.rec, anchor)
         offset = _IDENT if j is None else h.joint_X_c[j]

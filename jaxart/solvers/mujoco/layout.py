@@ -54,6 +54,12 @@ class MjLayout:
         eq_row, eq_kind, eq_src: MuJoCo equality rows switched at run time: ``eq_active[eq_row]`` =
             ``(equality_constraint_enabled, constraint_mimic_enabled)[eq_kind][eq_src]``
             (:func:`jaxart.solvers.mujoco.equality.eq_active`); loop-joint rows are not listed.
+        act_motor, act_motor_src: unit motors of DOFs read by JOINTACTFRC sensors: ``ctrl[act_motor] =
+            joint_act[act_motor_src]`` (those DOFs' ``joint_act`` then stays out of ``qfrc_applied``;
+            :mod:`jaxart.solvers.mujoco.sensors`).
+        mocap_id, mocap_q_src, mocap_X_p: mocap bodies: MuJoCo ``mocap_pos``/``mocap_quat`` row ``(m,)`` of each
+            entry of ``Model.mocap_joint``, its ``(m, 7)`` coordinates and ``(m, 7)`` parent-anchor transform (the
+            world pose is ``mocap_X_p · joint_q[mocap_q_src]``).
         loop_axes: :class:`~jaxart.dynamics.engine.loop_axes.LoopAxes` entries of the loop joints with an auxiliary
             body (their coordinates are re-measured from the tree before each step; ``()`` when none).
     """
@@ -95,6 +101,11 @@ class MjLayout:
     eq_row: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_kind: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     eq_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    act_motor: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    act_motor_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    mocap_id: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    mocap_q_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 7), np.int32))
+    mocap_X_p: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 7)))
     loop_axes: tuple = ()
     sb_lin_q_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
     sb_lin_q_dst: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
@@ -125,6 +136,8 @@ class LayoutRecorder:
         self.aux: list[tuple[str, str]] = []  # (auxiliary body, child body) of loop joints: mujoco_loops
         self.loop_rates: list[tuple] = []  # sites / angular gears of loop rate actuators: mujoco.loop_rates
         self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body
+        self.act_motor: list[tuple[str, int]] = []  # (motor name, dof) of JOINTACTFRC sensors: mujoco.sensors
+        self.mocap: list[tuple[str, int, np.ndarray]] = []  # (mocap body, q_start, joint_X_p) of Model.mocap_joint
         self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 
     def resolve(self, mj_model, body_count: int) -> MjLayout:
@@ -187,6 +200,11 @@ class LayoutRecorder:
             eq_row=np.asarray([eid(n) for n, _, _ in self.eq_src], i32),
             eq_kind=np.asarray([k for _, k, _ in self.eq_src], i32),
             eq_src=np.asarray([i for _, _, i in self.eq_src], i32),
+            act_motor=np.asarray([aid(n) for n, _ in self.act_motor], i32),
+            act_motor_src=np.asarray([d for _, d in self.act_motor], i32),
+            mocap_id=np.asarray([mj_model.body_mocapid[bid(n)] for n, _, _ in self.mocap], i32),
+            mocap_q_src=np.asarray([q + np.arange(7) for _, q, _ in self.mocap], i32).reshape(-1, 7),
+            mocap_X_p=np.asarray([x for _, _, x in self.mocap], np.float64).reshape(-1, 7),
             loop_axes=tuple(self.loop_axes),
             sb_lin_q_src=np.asarray([r[2] + np.arange(3) for r in sb], i32).reshape(-1, 3),
             sb_lin_q_dst=np.asarray([r[0] for r in sb], i32).reshape(-1, 3),

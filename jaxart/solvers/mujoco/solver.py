@@ -73,6 +73,14 @@ tendons                 FIXED / SPATIAL → MuJoCo fixed / spatial tendons (site
                         actuators (``Control.tendon_f`` → a motor, ``tendon_target_ke/kd`` →
                         position / velocity servos on the tendon)
                         (:mod:`jaxart.solvers.mujoco.tendons`).
+sensors                 every sensor kind → MuJoCo's sensor of that name on a site at the sensed
+                        frame (joints, tendons, subtree bodies directly), cutoffs and magnetic
+                        field carried (:mod:`jaxart.solvers.mujoco.sensors`); ``sensor_data``
+                        reads ``mjx.forward``'s ``sensordata`` in the model's layout. JOINTACTFRC
+                        DOFs take ``joint_act`` through a unit motor (clamped with the drive).
+mocap bodies            ``Model.mocap_joint`` (world parent) → MuJoCo mocap bodies; each step's
+                        ``mocap_pos``/``mocap_quat`` are the joints' coordinates after
+                        :func:`jaxart.sim.mocap.set_mocap` (``Control.mocap_pos/quat``).
 ACCELERATION drives     tree joints: the position / velocity actuators' ``gainprm``/``biasprm``
                         are multiplied in every step by the DOF's effective inertia
                         ``1/(M⁻¹)_ii`` (jaxart's mass matrix with armature at the step's state,
@@ -86,6 +94,7 @@ ACCELERATION drives     tree joints: the position / velocity actuators' ``gainpr
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -103,12 +112,14 @@ from jaxart.solvers.mujoco.equality import apply_equality_data, eq_active, keep_
 from jaxart.solvers.mujoco.layout import MjLayout
 from jaxart.solvers.mujoco.loop_forces import loop_joint_wrenches
 from jaxart.solvers.mujoco.loops import fix_aux_invweight, measure_loop_coords
+from jaxart.solvers.mujoco.sensors import joint_actuator_forces, joint_force_rows
 from jaxart.solvers.mujoco.state import (
     body_f_to_xfrc,
     control_to_ctrl,
     joint_f_to_qfrc,
     joint_q_to_qpos,
     joint_qd_to_qvel,
+    mocap_to_data,
     qpos_to_joint_q,
     qvel_to_joint_qd,
 )
@@ -165,10 +176,6 @@ class SolverMuJoCo:
                  update_body_state: bool = True) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"SolverMuJoCo: model must be a jaxart.Model, got {type(model).__name__}")
-        if model.mocap_joint:
-            raise NotImplementedError("SolverMuJoCo: mocap bodies (Model.mocap_joint) are not mapped to MuJoCo mocap "
-                                      "bodies yet (their kinematic FREE joints would be simulated as free bodies); "
-                                      "use SolverFeatherstone, SolverXPBD or SolverSemiImplicit")
         self.model = model
         self.options = resolve_options(iterations=iterations, ls_iterations=ls_iterations, solver=solver,
                                        integrator=integrator, cone=cone, impratio=impratio, tolerance=tolerance,
@@ -189,6 +196,9 @@ class SolverMuJoCo:
         self._accel = step_model_plan(model, self.layout, self.mj_model, recorder)
         self._step = jax.jit(functools.partial(_step, self.layout, self.update_body_state, mjx.step, self._accel))
         self._to_data = functools.partial(_to_data, self.layout)
+        acc_sensors = bool(np.any(self.mj_model.sensor_needstage == int(mujoco.mjtStage.mjSTAGE_ACC)))
+        plan = _SensorPlan(self.layout, self._accel, joint_force_rows(self.mj_model), acc_sensors)
+        self._sensors = jax.jit(functools.partial(_sensor_data, plan))
         if self.layout.loop_axes:  # measuring loop coordinates op by op is slow
             self._to_data = jax.jit(self._to_data)
         self.use_mujoco_contacts = bool(use_mujoco_contacts)
@@ -245,6 +255,38 @@ class SolverMuJoCo:
         data0 = self._contact_bridge.data_for(contacts.capacity)
         return self._step_contacts(self.model, self.mjx_model, data0, state, control, dt, contacts)
 
+    def sensor_data(self, state: State, control: Control | None = None, time=0.0, dt=None) -> jax.Array:
+        """The model's sensor values at ``state`` as MuJoCo computes them (``mjx.forward``'s ``sensordata``).
+
+        The converted model carries the model's sensors in its order (:mod:`jaxart.solvers.mujoco.sensors`), so
+        the result has :func:`jaxart.sensors.eval_sensors`' layout (``sensor_adr``/``sensor_dim``, cutoffs
+        applied). Acceleration, force and touch sensors read MuJoCo's forward dynamics at this state: its
+        constraint forces and contacts from MuJoCo's collision detection (also with ``use_mujoco_contacts=False``;
+        MJX's rays miss cylinders); JOINTACTFRC rows are the joint's own actuators (drives and ``joint_act``, not
+        tendon actuators through the joint, which MuJoCo's ``jointactuatorfrc`` adds);
+        ``control`` enters as in :meth:`step`, without the step's stateful inputs (pass the mocap poses in
+        ``state`` and the activation-driven control yourself). Jittable and vmappable.
+
+        Args:
+            state: The state (``body_q`` consistent with ``joint_q``).
+            control: The control (``model.control()`` when ``None``).
+            time: Simulation time [s] read by CLOCK sensors.
+            dt: Step size [s] of MuJoCo's constraint impedances (the converted model's ``opt.timestep`` when
+                ``None``).
+
+        Returns:
+            ``(sensor_data_count,)`` sensor values (float dtype of the MuJoCo data).
+        """
+        checks.check_state(self.model, state, "SolverMuJoCo.sensor_data: state")
+        if control is None:
+            control = self.model.control()
+        elif not isinstance(control, Control):
+            raise TypeError(f"SolverMuJoCo.sensor_data: control must be a Control or None, got "
+                            f"{type(control).__name__}")
+        dt = self.mj_model.opt.timestep if dt is None else dt
+        return self._sensors(self.model, self.mjx_model, self._data0, state, control, jnp.asarray(time),
+                             jnp.asarray(dt))
+
     def with_model(self, model: Model) -> SolverMuJoCo:
         """This solver (same compiled MuJoCo model and jitted step) stepping with ``model``'s run-time values.
 
@@ -284,7 +326,7 @@ class SolverMuJoCo:
         """A MuJoCo C ``MjData`` holding ``state``/``control`` (host copy, for oracles and viewers)."""
         dx = self.to_mjx_data(state, control)
         d = mujoco.MjData(self.mj_model)
-        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "eq_active"):
+        for field in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat"):
             getattr(d, field)[:] = np.asarray(getattr(dx, field))
         mujoco.mj_forward(self.mj_model, d)
         return d
@@ -316,13 +358,20 @@ def _to_data(layout: MjLayout, data0: mjx.Data, state: State, control: Control, 
     jq, jqd = measure_loop_coords(layout, model, state.joint_q.astype(ft), state.joint_qd.astype(ft),
                                   state.body_q.astype(ft))
     force = (control.joint_f + control.joint_act).astype(ft)
+    ctrl = tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
+                                               control.joint_target_qd.astype(ft), jq), control)
+    joint_act = control.joint_act.astype(ft)
+    if layout.act_motor.size:  # DOFs read by JOINTACTFRC sensors: joint_act through a motor (mujoco.sensors)
+        ctrl = ctrl.at[layout.act_motor].set(joint_act[layout.act_motor_src])
+        joint_act = joint_act.at[layout.act_motor_src].set(0.0)
+    mocap_pos, mocap_quat = mocap_to_data(layout, jq, data0.mocap_pos, data0.mocap_quat)
     return data0.replace(
+        mocap_pos=mocap_pos,
+        mocap_quat=mocap_quat,
         qpos=joint_q_to_qpos(layout, jq),
         qvel=joint_qd_to_qvel(layout, jq, jqd),
-        ctrl=tendon_ctrl(layout, control_to_ctrl(layout, control.joint_target_q.astype(ft),
-                                                 control.joint_target_qd.astype(ft), jq), control),
-        qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft),
-                                     control.joint_act.astype(ft)),
+        ctrl=ctrl,
+        qfrc_applied=joint_f_to_qfrc(layout, jq, control.joint_f.astype(ft), state.body_q.astype(ft), joint_act),
         xfrc_applied=body_f_to_xfrc(layout, _with_loop_forces(layout, model, state, force), force),
         eq_active=eq_active(layout, model, data0.eq_active),
     )
@@ -345,11 +394,36 @@ def _from_data(layout: MjLayout, model: Model, qpos, qvel, state: State, fk: boo
     return eval_fk(model, joint_q, joint_qd, state)
 
 
+class _SensorPlan(NamedTuple):
+    """Static pieces of :meth:`SolverMuJoCo.sensor_data`: layout, acceleration-drive plan, JOINTACTFRC rows and
+    whether the model has acceleration-stage sensors."""
+
+    layout: MjLayout
+    accel: object
+    rows: object
+    acc_sensors: bool
+
+
+def _sensor_data(plan: _SensorPlan, model: Model, mjx_model: mjx.Model, data0: mjx.Data, state: State,
+                 control: Control, time, dt) -> jax.Array:
+    d = _to_data(plan.layout, data0, state, control, model)
+    d = d.replace(time=time.astype(d.qpos.dtype))
+    m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=dt.astype(d.qpos.dtype)))
+    if plan.accel is not None:
+        m = update_step_model(m, plan.accel, model, state)
+    d = mjx.forward(m, d)
+    if plan.acc_sensors:  # without constraint rows mjx.forward returns before them; recomputing them is idempotent
+        d = mjx.sensor_acc(m, d)
+    return joint_actuator_forces(plan.rows, d.sensordata, d.actuator_force)
+
+
 def _step(layout: MjLayout, fk: bool, advance, accel, model: Model, mjx_model: mjx.Model, data0: mjx.Data,
           state: State, control: Control, dt, *contacts) -> State:
     with jax.named_scope("jaxart.SolverMuJoCo.step"):
         d = _to_data(layout, data0, state, control, model)
-        m = mjx_model.replace(opt=mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype)))
+        no_sensors = mjx_model.opt.disableflags | mjx.DisableBit.SENSOR  # SolverMuJoCo.sensor_data reads them
+        opt = mjx_model.opt.replace(timestep=jnp.asarray(dt, d.qpos.dtype), disableflags=no_sensors)
+        m = mjx_model.replace(opt=opt)
         if accel is not None:  # acceleration-drive gains, loop rate actuators (mujoco.step_model)
             m = update_step_model(m, accel, model, state)
         d = advance(m, d, *contacts)

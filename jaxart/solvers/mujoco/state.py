@@ -213,3 +213,26 @@ def body_f_to_xfrc(layout: MjLayout, body_f: jnp.ndarray, joint_f: jnp.ndarray |
     if joint_f is not None and layout.free_v_src.size:
         xfrc = xfrc.at[layout.free_body].add(joint_f[layout.free_v_src])
     return xfrc
+
+
+def mocap_to_data(layout: MjLayout, joint_q: jnp.ndarray, mocap_pos: jnp.ndarray,
+                  mocap_quat: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """MuJoCo ``(mocap_pos, mocap_quat)`` with the mocap bodies of ``Model.mocap_joint`` at their joint's pose.
+
+    Args:
+        layout: The layout.
+        joint_q: Coordinates (the mocap joints' ``(p, q_xyzw)`` in their parent-anchor frame, as
+            :func:`jaxart.sim.mocap.set_mocap` leaves them).
+        mocap_pos: ``(nmocap, 3)`` MuJoCo's mocap positions (other mocap bodies keep theirs) [m].
+        mocap_quat: ``(nmocap, 4)`` MuJoCo's mocap orientations (``wxyz``).
+
+    Returns:
+        The updated ``(mocap_pos, mocap_quat)`` (world frame; the MuJoCo body frame is the joint's child anchor).
+    """
+    if not layout.mocap_id.size:
+        return mocap_pos, mocap_quat
+    local = joint_q[layout.mocap_q_src]
+    local = jnp.concatenate([local[:, :3], quat_normalize(local[:, 3:])], -1)
+    world = transform_mul(jnp.asarray(layout.mocap_X_p, joint_q.dtype), local)
+    return (mocap_pos.at[layout.mocap_id].set(world[:, :3].astype(mocap_pos.dtype)),
+            mocap_quat.at[layout.mocap_id].set(world[:, 3:][:, _TO_WXYZ].astype(mocap_quat.dtype)))
