@@ -128,7 +128,7 @@ def test_joint_actuator_force_clamps_drive_and_joint_act_together():
     assert got[1] == pytest.approx(float(eval_sensors(model, state, control)[0]), abs=1e-12)
 
 
-def test_unmapped_sensor_object_raises():
+def test_unmapped_sensor_is_left_out_with_a_warning_and_sensor_data_raises():
     b = jaxart.ModelBuilder()
     mid = b.add_link()  # a massless link folded into its child's MuJoCo body
     tip = b.add_link(mass=1.0, inertia=np.eye(3) * 0.1)
@@ -136,9 +136,13 @@ def test_unmapped_sensor_object_raises():
     j1 = b.add_joint_revolute(mid, tip, axis=(0.0, 1.0, 0.0), parent_xform=((0.0, 0.0, 0.3), (0, 0, 0, 1)))
     b.add_articulation([j0, j1])
     b.add_sensor_body(jaxart.sensors.SensorType.FRAMEPOS, mid, label="on_mid")
-    with warnings.catch_warnings(), pytest.raises(NotImplementedError, match="'on_mid'.*folded"):
-        warnings.simplefilter("ignore")
-        SolverMuJoCo(b.finalize(dtype=jnp.float64))
+    model = b.finalize(dtype=jnp.float64)
+    with pytest.warns(UserWarning, match="'on_mid'.*folded"):
+        solver = SolverMuJoCo(model)
+    assert solver.mj_model.nsensor == 0
+    solver.step(model.state(), None, None, 1e-3)  # stepping is unaffected
+    with pytest.raises(NotImplementedError, match="'on_mid'.*folded"):
+        solver.sensor_data(model.state())
 
 
 _TOUCH = """<mujoco><option timestep="0.002"/>

@@ -107,6 +107,7 @@ class MjLayout:
     mocap_q_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 7), np.int32))
     mocap_X_p: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 7)))
     loop_axes: tuple = ()
+    sensors_skipped: tuple = ()
     sb_lin_q_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
     sb_lin_q_dst: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3), np.int32))
     sb_quat_src: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 4), np.int32))
@@ -137,6 +138,7 @@ class LayoutRecorder:
         self.loop_rates: list[tuple] = []  # sites / angular gears of loop rate actuators: mujoco.loop_rates
         self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body
         self.act_motor: list[tuple[str, int]] = []  # (motor name, dof) of JOINTACTFRC sensors: mujoco.sensors
+        self.sensors_skipped: list[str] = []  # why each sensor without a MuJoCo counterpart was left out
         self.mocap: list[tuple[str, int, np.ndarray]] = []  # (mocap body, q_start, joint_X_p) of Model.mocap_joint
         self.eq_src: list[tuple[str, int, int]] = []  # (equality name, 0 equality / 1 mimic, constraint index)
 
@@ -206,6 +208,7 @@ class LayoutRecorder:
             mocap_q_src=np.asarray([q + np.arange(7) for _, q, _ in self.mocap], i32).reshape(-1, 7),
             mocap_X_p=np.asarray([x for _, _, x in self.mocap], np.float64).reshape(-1, 7),
             loop_axes=tuple(self.loop_axes),
+            sensors_skipped=tuple(self.sensors_skipped),
             sb_lin_q_src=np.asarray([r[2] + np.arange(3) for r in sb], i32).reshape(-1, 3),
             sb_lin_q_dst=np.asarray([r[0] for r in sb], i32).reshape(-1, 3),
             sb_quat_src=np.asarray([r[2] + 3 + np.arange(4) for r in sb], i32).reshape(-1, 4),

@@ -17,7 +17,8 @@ Every :class:`~jaxart.sim.sensor_types.SensorType` is MuJoCo's sensor of the sam
 ``jointactuatorfrc`` also counts the actuators of tendons through the joint, jaxart's JOINTACTFRC does not:
 :func:`joint_actuator_forces` re-reads those rows as the joint's own actuators' forces (:class:`JointForceRows`).
 
-Not mapped (``NotImplementedError`` naming the sensor): objects on massless links folded into another MuJoCo body,
+Not mapped (left out of the converted model with a warning naming them; ``SolverMuJoCo.sensor_data`` then raises
+``NotImplementedError``, stepping is unaffected): objects on massless links folded into another MuJoCo body,
 DOFs without a MuJoCo joint (loop-closing joints), TOUCH on a plane, mesh or height-field shape. MJX's rays do not
 hit cylinders (a warning when rangefinders and cylinders meet; MuJoCo C's ``mj_forward`` on ``mj_model`` does).
 """
@@ -100,10 +101,7 @@ def add_sensors(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         h: The converter's host copy of the model.
         body_joint: ``{body: tree joint}``.
         rec: The layout recorder (``rec.body``, ``rec.scalar``, ``rec.ball`` filled); JOINTACTFRC motors are
-            recorded in ``rec.act_motor``.
-
-    Raises:
-        NotImplementedError: A sensor without a MuJoCo counterpart (module docstring).
+            recorded in ``rec.act_motor``, sensors left out (module docstring) in ``rec.sensors_skipped``.
     """
     model = h.model
     st = model.sensor
@@ -111,36 +109,21 @@ def add_sensors(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         return
     spec.option.magnetic = np.asarray(model.sensor_magnetic_field, np.float64)
     cutoff = np.asarray(model.sensor_cutoff, np.float64)
-    obj_x = np.asarray(model.sensor_obj_xform, np.float64)
-    ref_x = np.asarray(model.sensor_ref_xform, np.float64)
     frames = _Frames(spec, h, body_joint, rec)
     motors: dict[int, str] = {}
     for k in range(st.sensor_count):
         label, kind = st.sensor_label[k], SensorType(int(st.sensor_type.array[k]))
         what = f"SolverMuJoCo: sensor {label!r} ({kind.name})"
-        otype, oid = int(st.sensor_objtype.array[k]), int(st.sensor_objid.array[k])
         sensor = spec.add_sensor(name=label, type=getattr(mujoco.mjtSensor, f"mjSENS_{kind.name}"),
                                  cutoff=float(cutoff[k]))
-        if kind in SCALAR_DOF_TYPES or kind in BALL_TYPES:
-            sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_JOINT, _mj_joint(rec, oid, kind, what)
-            if kind == SensorType.JOINTACTFRC and oid not in motors:
-                motors[oid] = _joint_act_motor(spec, f"{label}__act", sensor.objname)
-        elif kind in _TENDON_TYPES:
-            sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_TENDON, model.tendon.tendon_label[oid]
-        elif kind in _SUBTREE_TYPES:
-            sensor.objtype = mujoco.mjtObj.mjOBJ_BODY
-            sensor.objname = "world" if oid < 0 else rec.body[oid]  # a folded massless link: its child's subtree
-        elif kind != SensorType.CLOCK:
-            sensor.objtype = mujoco.mjtObj.mjOBJ_SITE
-            sensor.objname = frames.add_site(f"{label}__obj", otype, oid, obj_x[k], what,
-                                             volume=kind in SITE_TYPES)
-            if kind == SensorType.RANGEFINDER:
-                sensor.intprm = [1, 0, 0]  # MuJoCo's data spec: the distance only
-            rtype = int(st.sensor_reftype.array[k])
-            if rtype != int(SensorObjType.NONE):
-                sensor.reftype = mujoco.mjtObj.mjOBJ_SITE
-                sensor.refname = frames.add_site(f"{label}__ref", rtype, int(st.sensor_refid.array[k]), ref_x[k],
-                                                 what, volume=False)
+        try:
+            _map_sensor(sensor, k, kind, what, frames, motors)
+        except NotImplementedError as e:
+            spec.delete(sensor)
+            rec.sensors_skipped.append(str(e))
+    if rec.sensors_skipped:
+        warnings.warn("SolverMuJoCo: sensors without a MuJoCo counterpart are left out of the converted model "
+                      "(sensor_data raises; stepping is unaffected): " + "; ".join(rec.sensors_skipped), stacklevel=4)
     rec.act_motor = [(name, dof) for dof, name in motors.items()]
     if SensorType.RANGEFINDER in {int(t) for t in st.sensor_type.array}:
         if not len(spec.materials):
@@ -148,6 +131,34 @@ def add_sensors(spec: mujoco.MjSpec, h, body_joint: dict, rec) -> None:
         if np.any(h.shape_type == G.CYLINDER):
             warnings.warn("SolverMuJoCo: MJX's rays do not hit cylinders: SolverMuJoCo.sensor_data's rangefinders "
                           "miss cylinder shapes (MuJoCo C's mj_forward on the converted model sees them)", stacklevel=4)
+
+
+def _map_sensor(sensor, k: int, kind: SensorType, what: str, frames: _Frames, motors: dict) -> None:
+    """Set the MuJoCo object (and reference) of sensor ``k`` (``NotImplementedError`` when it has none)."""
+    spec, rec, model = frames.spec, frames.rec, frames.h.model
+    st = model.sensor
+    otype, oid = int(st.sensor_objtype.array[k]), int(st.sensor_objid.array[k])
+    label = st.sensor_label[k]
+    obj_x, ref_x = (np.asarray(x, np.float64)[k] for x in (model.sensor_obj_xform, model.sensor_ref_xform))
+    if kind in SCALAR_DOF_TYPES or kind in BALL_TYPES:
+        sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_JOINT, _mj_joint(rec, oid, kind, what)
+        if kind == SensorType.JOINTACTFRC and oid not in motors:
+            motors[oid] = _joint_act_motor(spec, f"{label}__act", sensor.objname)
+    elif kind in _TENDON_TYPES:
+        sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_TENDON, model.tendon.tendon_label[oid]
+    elif kind in _SUBTREE_TYPES:
+        sensor.objtype = mujoco.mjtObj.mjOBJ_BODY
+        sensor.objname = "world" if oid < 0 else rec.body[oid]  # a folded massless link: its child's subtree
+    elif kind != SensorType.CLOCK:
+        sensor.objtype = mujoco.mjtObj.mjOBJ_SITE
+        sensor.objname = frames.add_site(f"{label}__obj", otype, oid, obj_x, what, volume=kind in SITE_TYPES)
+        if kind == SensorType.RANGEFINDER:
+            sensor.intprm = [1, 0, 0]  # MuJoCo's data spec: the distance only
+        rtype = int(st.sensor_reftype.array[k])
+        if rtype != int(SensorObjType.NONE):
+            sensor.reftype = mujoco.mjtObj.mjOBJ_SITE
+            sensor.refname = frames.add_site(f"{label}__ref", rtype, int(st.sensor_refid.array[k]), ref_x, what,
+                                             volume=False)
 
 
 def _joint_act_motor(spec: mujoco.MjSpec, name: str, joint: str) -> str:

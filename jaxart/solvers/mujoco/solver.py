@@ -276,7 +276,14 @@ class SolverMuJoCo:
 
         Returns:
             ``(sensor_data_count,)`` sensor values (float dtype of the MuJoCo data).
+
+        Raises:
+            NotImplementedError: The model has sensors the conversion left out (objects on folded massless links,
+                loop-closing DOFs, touch on planes/meshes/height fields; warned at construction).
         """
+        if self.layout.sensors_skipped:
+            raise NotImplementedError("SolverMuJoCo.sensor_data: the converted model lacks sensors without a MuJoCo "
+                                      "counterpart: " + "; ".join(self.layout.sensors_skipped))
         checks.check_state(self.model, state, "SolverMuJoCo.sensor_data: state")
         if control is None:
             control = self.model.control()
