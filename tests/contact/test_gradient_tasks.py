@@ -107,7 +107,7 @@ def test_continuity_check_flags_a_jump_but_not_a_kink():
 
 @pytest.mark.slow
 def test_bank_shot_gradient_descent_reaches_the_target():
-    """Adam (lr 0.05) on the launch velocity from (2.6, 2.5) m/s: the ball hits the wall 0.38 s in (0.56 m high)
+    """Adam (lr 0.05) on the launch velocity from (2.6, 2.5) m/s: the ball hits the wall 0.38 s in (0.55 m high)
     and the ground at 0.63 s, missing the target (its position at T for a (3, 2) m/s launch: wall at 0.33 s,
     ground at 0.55 s, then rising at x = 0.44 m, z = 0.16 m) by 16 cm; 30 steps end under 10 % of the
     starting loss (the gradient flows through both bounces)."""
