@@ -1,7 +1,6 @@
 """``SolverMuJoCo`` carries the model's sensors: its ``sensor_data`` against MuJoCo C on the original MJCF, MuJoCo C
 on the converted model and ``jaxart.sensors.eval_sensors`` (float64, a static and a moving, actuated state)."""
 
-import warnings
 
 import jax
 import jax.numpy as jnp

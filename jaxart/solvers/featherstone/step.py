@@ -13,7 +13,9 @@ per-world stages.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -99,8 +101,8 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
                                   activation_length=contact_activation_length)
             if contacts.slot_bodies is not None and static_side_only(contacts.slot_bodies):
                 bodies = tuple(tuple(int(b) for b in side) for side in contacts.slot_bodies)
-        options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
-                       limit_impulse=not drive_limits_are_forces, contact_iterations=int(contact_iterations))
+        options = StepOptions(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
+                              limit_impulse=not drive_limits_are_forces, contact_iterations=int(contact_iterations))
         lane_rows = ()
         if constraints is not None and constraints.empty:
             constraints = None
@@ -108,16 +110,17 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
                 or (rows is not None and bodies is None) or constraints or tendon_rows is not None):
             # static choice: DISTANCE limits, contacts between two bodies, constraint rows or tendons (rank-one
             # rows) need the dense world solve; acceleration drives need the per-world effective inertias
-            step = functools.partial(_step_plain, **options, contact=rows, constraints=constraints,
+            step = functools.partial(_step_plain, options=options, contact=rows, constraints=constraints,
                                      lowrank=tendon_rows)
         elif rows is not None:  # contacts against static geometry: ABA lane kernel with body impedances
-            step = _step_lanes(**options, bodies=bodies)
+            step = _step_lanes(dataclasses.replace(options, bodies=bodies))
             lane_rows = (rows._replace(body_a=None, body_b=None),)
         else:
-            step = _step_lanes(**options)
+            step = _step_lanes(options)
         base = base_bodies(model.schedule)
-        q, qd, body_q, body_qd = step(model, state.joint_q, state.joint_qd, state.body_q[base], state.body_qd[base],
-                                      body_f, control, dt, *lane_rows)
+        inputs = StepInputs(joint_q=state.joint_q, joint_qd=state.joint_qd, base_q=state.body_q[base],
+                            base_qd=state.body_qd[base], body_f=body_f, control=control, dt=dt)
+        q, qd, body_q, body_qd = step(model, inputs, *lane_rows)
         loop_joints = loop_state_plan(model) if loop_joints is None else loop_joints
         q, qd = loop_joint_state(model, q, qd, body_q, loop_joints)  # loop joints' own coordinates, measured
         return state.replace(joint_q=q, joint_qd=qd, body_q=body_q, body_qd=body_qd)
@@ -135,58 +138,131 @@ def _new_velocities(model: Model, joint_qd, qdd, dt, angular_damping: float):
     return jnp.where(col(lay.in_tree_dof & ~lay.is_kinematic_dof), qd, joint_qd)
 
 
-def _step_plain(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                implicit, friction_eps, limit_impulse=False, contact=None, bodies=None, constraints=None, lowrank=None,
-                contact_iterations=2):
-    """Per-world step from the base bodies' poses/twists (see the module docstring). The contact law's rows
-    come as ``contact`` (complete) or as ``rows`` without body ids plus the static ``bodies``."""
-    if rows is not None:
-        contact = rows._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
+class StepInputs(NamedTuple):
+    """What one step reads besides the model (per world; lanes in the lane kernel).
+
+    Attributes:
+        joint_q: ``(joint_coord_count,)`` joint coordinates.
+        joint_qd: ``(joint_dof_count,)`` joint velocities.
+        base_q: ``(k, 7)`` world poses of the articulations' base bodies (FK starts there).
+        base_qd: ``(k, 6)`` world twists of the base bodies.
+        body_f: ``(body_count, 6)`` external world wrenches at the COMs [N, N·m].
+        control: The step's :class:`~jaxart.sim.model.Control` (tendon loads already folded in).
+        dt: Scalar time step [s].
+    """
+
+    joint_q: jax.Array
+    joint_qd: jax.Array
+    base_q: jax.Array
+    base_qd: jax.Array
+    body_f: jax.Array
+    control: Control
+    dt: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class StepOptions:
+    """Static options of the step (see :func:`featherstone_step`).
+
+    Attributes:
+        angular_damping: FREE angular damping rate [1/s].
+        implicit: Implicit joint terms (drives, springs, damping, limits).
+        friction_eps: Joint friction smoothing velocity [rad/s or m/s].
+        limit_impulse: ``joint_effort_limit`` is an impulse per step.
+        contact_iterations: Linear solves of the implicit contact law.
+        bodies: Static ``(body_a, body_b)`` tuples of contact rows against static geometry (lane kernel), or ``None``.
+    """
+
+    angular_damping: float
+    implicit: bool
+    friction_eps: float
+    limit_impulse: bool = False
+    contact_iterations: int = 2
+    bodies: tuple | None = None
+
+
+class JointTerms(NamedTuple):
+    """Joint-space terms of the step (per world).
+
+    Attributes:
+        f0: ``(joint_dof_count,)`` explicit joint forces (drives, springs, limits, friction) [N, N·m].
+        diag: ``(joint_dof_count,)`` diagonal ``e`` added to the mass matrix (armature and implicit terms).
+        dyad: Rank-one implicit terms (DISTANCE limits) or ``None``.
+    """
+
+    f0: jax.Array
+    diag: jax.Array
+    dyad: object
+
+
+def _joint_terms(model: Model, inputs: StepInputs, options: StepOptions, constraints) -> JointTerms:
+    """Stage 1 (per world): joint forces and implicit terms, with acceleration drives' effective inertias and loop
+    joints' measured coordinates."""
+    joint_q, base_q = inputs.joint_q, inputs.base_q
     m_eff = None
     accel = acceleration_dofs(model.topology)
     if accel.any():  # static: effective inertias of the tree DOFs, and of the loop axes in the constrained system
         m_eff = drive_inertia_from_base(model, joint_q, base_q)
         if constraints is not None and constraints.has_axes and accel[constraints.axes.dofs].any():
             m_eff = loop_drive_inertia(model, joint_q, base_q, constraints, m_eff)
-    q_f, qd_f, bias = joint_q, joint_qd, None
+    q_f, qd_f, bias = joint_q, inputs.joint_qd, None
     if constraints is not None and constraints.has_axes:  # loop joints' measured coordinates for their joint terms
-        q_f, qd_f, bias = loop_coordinates_from_base(model, joint_q, joint_qd, base_q, constraints.axes)
-    f0, diag, dyad = joint_forces(model, control, q_f, qd_f, dt, implicit=implicit, friction_eps=friction_eps,
-                                  drive_inertia=m_eff, limit_impulse=limit_impulse)
+        q_f, qd_f, bias = loop_coordinates_from_base(model, joint_q, inputs.joint_qd, base_q, constraints.axes)
+    f0, diag, dyad = joint_forces(model, inputs.control, q_f, qd_f, inputs.dt, implicit=options.implicit,
+                                  friction_eps=options.friction_eps, drive_inertia=m_eff,
+                                  limit_impulse=options.limit_impulse)
     if bias is not None:
         f0 = fold_loop_bias(constraints.axes, f0, model.joint_armature + diag, dyad, bias)
-    args = (model, joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
+    return JointTerms(f0=f0, diag=model.joint_armature + diag, dyad=dyad)
+
+
+def _plain_accelerations(model: Model, inputs: StepInputs, terms: JointTerms, options: StepOptions, *, contact,
+                         constraints, lowrank) -> jax.Array:
+    """Stage 2 (per world): joint accelerations by the cheapest exact solve of the step's system."""
+    forces = (inputs.joint_q, inputs.joint_qd, inputs.base_q, inputs.control.joint_f, terms.f0, terms.diag,
+              inputs.body_f)
     if contact is not None:  # the implicit contact law: fixed iterations of the dense world solve
-        qdd = dense_contact_accelerations(model, args[1:], contact, contact_iterations, dyad=dyad,
-                                          constraints=constraints, lowrank=lowrank)
-    elif dyad is None and constraints is None and lowrank is None:  # diagonal terms only: ABA
-        qdd = aba_from_base(*args)
-    else:  # DISTANCE-limit, tendon (rank one) or constraint rows: dense solve
-        qdd = dense_from_base(*args, dyad=dyad, constraints=constraints, dt=dt, lowrank=lowrank)
-    qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
-    q = integrate_coords(model, joint_q, qd, dt)
-    return (q, qd, *fk_from_base(model, q, qd, base_q, base_qd))
+        return dense_contact_accelerations(model, forces, contact, options.contact_iterations, dyad=terms.dyad,
+                                           constraints=constraints, lowrank=lowrank)
+    if terms.dyad is None and constraints is None and lowrank is None:  # diagonal terms only: ABA
+        return aba_from_base(model, *forces)
+    return dense_from_base(model, *forces, dyad=terms.dyad, constraints=constraints, dt=inputs.dt, lowrank=lowrank)
 
 
-def _step_kernel(model, joint_q, joint_qd, base_q, base_qd, body_f, control, dt, rows=None, *, angular_damping,
-                 implicit, friction_eps, limit_impulse=False, bodies=None, contact_iterations=2):
+def _step_plain(model: Model, inputs: StepInputs, rows=None, *, options: StepOptions, contact=None, constraints=None,
+                lowrank=None):
+    """Per-world step (see the module docstring): joint terms → accelerations → velocities → coordinates → FK.
+    The contact law's rows come as ``contact`` (complete) or as ``rows`` without body ids plus ``options.bodies``."""
+    if rows is not None:
+        contact = rows._replace(body_a=np.asarray(options.bodies[0], np.int32),
+                                body_b=np.asarray(options.bodies[1], np.int32))
+    terms = _joint_terms(model, inputs, options, constraints)
+    qdd = _plain_accelerations(model, inputs, terms, options, contact=contact, constraints=constraints,
+                               lowrank=lowrank)
+    qd = _new_velocities(model, inputs.joint_qd, qdd, inputs.dt, options.angular_damping)
+    q = integrate_coords(model, inputs.joint_q, qd, inputs.dt)
+    return (q, qd, *fk_from_base(model, q, qd, inputs.base_q, inputs.base_qd))
+
+
+def _step_kernel(model: Model, inputs: StepInputs, rows=None, *, options: StepOptions):
     """Lane kernel of the step (models without DISTANCE limits: every implicit term is diagonal; the contact
-    law's rows only against static geometry, with their static ``bodies``)."""
-    f0, diag, _ = joint_forces(model, control, joint_q, joint_qd, dt, implicit=implicit, friction_eps=friction_eps,
-                               limit_impulse=limit_impulse)
-    forces = (joint_q, joint_qd, base_q, control.joint_f, f0, model.joint_armature + diag, body_f)
+    law's rows only against static geometry, with their static ``options.bodies``)."""
+    f0, diag, _ = joint_forces(model, inputs.control, inputs.joint_q, inputs.joint_qd, inputs.dt,
+                               implicit=options.implicit, friction_eps=options.friction_eps,
+                               limit_impulse=options.limit_impulse)
+    forces = (inputs.joint_q, inputs.joint_qd, inputs.base_q, inputs.control.joint_f, f0,
+              model.joint_armature + diag, inputs.body_f)
     if rows is None:
         qdd = aba_kernel(model, *forces)
     else:
-        qdd = lane_contact_accelerations(model, forces, rows, bodies, contact_iterations)
-    qd = _new_velocities(model, joint_qd, qdd, dt, angular_damping)
-    q = integrate_kernel(model, joint_q, qd, dt)
-    return (q, qd, *fk_bodies_kernel(model, q, qd, base_q, base_qd))
+        qdd = lane_contact_accelerations(model, forces, rows, options.bodies, options.contact_iterations)
+    qd = _new_velocities(model, inputs.joint_qd, qdd, inputs.dt, options.angular_damping)
+    q = integrate_kernel(model, inputs.joint_q, qd, inputs.dt)
+    return (q, qd, *fk_bodies_kernel(model, q, qd, inputs.base_q, inputs.base_qd))
 
 
 @functools.lru_cache(maxsize=32)
-def _step_lanes(angular_damping: float, implicit: bool, friction_eps: float, limit_impulse: bool = False,
-                bodies: tuple | None = None, contact_iterations: int = 2):
-    options = dict(angular_damping=angular_damping, implicit=implicit, friction_eps=friction_eps,
-                   limit_impulse=limit_impulse, bodies=bodies, contact_iterations=contact_iterations)
-    return lanes(functools.partial(_step_kernel, **options), plain=functools.partial(_step_plain, **options))
+def _step_lanes(options: StepOptions):
+    """The step as a lane kernel under ``vmap`` and the per-world step otherwise (:func:`~jaxart.math.lanes.lanes`)."""
+    kernel = functools.partial(_step_kernel, options=options)
+    return lanes(kernel, plain=functools.partial(_step_plain, options=options))
