@@ -1,6 +1,6 @@
 """Cost of rollout gradients with contact: forward rollout, gradient, their ratio, compile times and memory.
 
-Usage: ``python benchmarks/gradients.py [--steps 100] [--batch 64] [--iterations 1 3] [--quick]``.
+Usage: ``python benchmarks/gradients.py [--steps 100] [--batch 64] [--iterations 1 2] [--quick]``.
 
 For the MJX test-data humanoid dropped on the ground (``SolverFeatherstone``, implicit contact, float32, the
 model's 5 ms step, ``jaxart.rollout`` with collision): the loss is the sum of the final joint coordinates
@@ -72,11 +72,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--iterations", type=int, nargs="+", default=[1, 3])
-    ap.add_argument("--quick", action="store_true", help="10 steps, batch 4, 3 iterations only")
+    ap.add_argument("--iterations", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--quick", action="store_true", help="10 steps, batch 4, 2 iterations only")
     args = ap.parse_args()
     if args.quick:
-        args.steps, args.batch, args.iterations = 10, 4, [3]
+        args.steps, args.batch, args.iterations = 10, 4, [2]
     model = _model(mjx_humanoid_path())
     rows = []
     t0 = time.perf_counter()
