@@ -159,8 +159,7 @@ def test_model_fields_static_and_traced():
 
 
 def test_native_solvers_accept_enabled_and_disabled_constraints():
-    """All native solvers enforce them (test_featherstone_constraints, test_xpbd_equality,
-    test_semi_implicit_equality)."""
+    """All native solvers enforce them (test_featherstone_constraints, tests/conformance/test_equality_rows)."""
     b, ix = chain_builder()
     b.add_constraint_mimic(ix["j3"], ix["j1"], label="mim")
     m = b.finalize(dtype=F64)

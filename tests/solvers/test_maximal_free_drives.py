@@ -24,7 +24,7 @@ from jaxart.sim.configs import JointDofConfig
 from jaxart.sim.enums import Axis, JointTargetMode, JointType
 from jaxart.solvers import SolverFeatherstone, SolverSemiImplicit, SolverXPBD
 from jaxart.solvers.maximal.free_joints import free_wrenches
-from jaxart.solvers.xpbd import solver as xpbd_solver
+from jaxart.solvers.xpbd import step as xpbd_step_module
 
 F64 = jnp.float64
 AXES = (Axis.X, Axis.Y, Axis.Z)
@@ -102,13 +102,13 @@ def test_xpbd_lane_kernel_matches_per_world_path(monkeypatch):
     solver = SolverXPBD(model, iterations=4)
     assert solver.free_passive_rows == (0, 1) and solver.free_position_limits
     lanes = _rollout(solver, model.state(), ctrl, 1e-2, 20)[1][0]
-    monkeypatch.setattr(xpbd_solver, "LANE_KERNEL", False)
-    xpbd_solver.xpbd_step.clear_cache()
+    monkeypatch.setattr(xpbd_step_module, "LANE_KERNEL", False)
+    xpbd_step_module.xpbd_step.clear_cache()
     _rollout.clear_cache()
     try:
         world = _rollout(solver, model.state(), ctrl, 1e-2, 20)[1][0]
     finally:
-        xpbd_solver.xpbd_step.clear_cache()
+        xpbd_step_module.xpbd_step.clear_cache()
         _rollout.clear_cache()
     assert np.abs(np.asarray(lanes[-1, :3])).max() > 1e-2
     np.testing.assert_allclose(lanes, world, atol=1e-12)

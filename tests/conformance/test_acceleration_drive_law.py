@@ -1,4 +1,7 @@
-"""ACCELERATION drives (PhysX ``eACCELERATION``) in SolverXPBD, SolverSemiImplicit and SolverMuJoCo.
+"""ACCELERATION drives (PhysX ``eACCELERATION``) in every solver that claims them.
+
+Parametrised by the README's feature table (:mod:`claims`, row "ACCELERATION drives"): each claimant's case names
+the PD recursion its integrator follows and the tolerance.
 
 Oracles: SolverFeatherstone's effective inertia ``1 / (H⁻¹)_ii`` (for a joint whose parent is the world or a
 floating base it equals the joint's two-body inertia of :mod:`jaxart.solvers.maximal.drive_inertia`); the
@@ -16,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from claims import solver_params
 
 import jaxart
 from jaxart import JointDriveType
@@ -146,21 +150,21 @@ def test_joint_drive_inertia_equals_one_over_inverse_mass_matrix_diagonal():
 
 # XPBD: the recursion up to the first-order quaternion updates of the prediction and the projection and the velocity
 # from the quaternion difference (exact to O((ω dt)³) per step, ω ≤ 2.3 rad/s here); the slider is exact.
-_CASES = {"SolverXPBD": ("implicit", {"iterations": 8}, 2e-5),
-          "SolverSemiImplicit": ("explicit", {"angular_damping": 0.0}, 1e-6),
-          "SolverMuJoCo": ("damping", {}, 1e-12)}
+CASES = {"featherstone": ("implicit", jaxart.solvers.SolverFeatherstone, {}, 1e-10),
+         "xpbd": ("implicit", jaxart.solvers.SolverXPBD, {"iterations": 8}, 2e-5),
+         "semi_implicit": ("explicit", jaxart.solvers.SolverSemiImplicit, {"angular_damping": 0.0}, 1e-6),
+         "mujoco": ("damping", jaxart.solvers.SolverMuJoCo, {}, 1e-12)}
 
 
-@pytest.mark.parametrize("name", list(_CASES))
-def test_acceleration_drive_closed_form_and_featherstone(name):
+@pytest.mark.parametrize("key, case", solver_params("acceleration_drives", CASES))
+def test_acceleration_drive_closed_form_and_featherstone(key, case):
     """Centred hinge and slider: each solver's own PD recursion in acceleration units, for light and heavy bodies
     (a force drive, or a gain scaled by the wrong inertia, would change with the masses). Offset hinge under gravity:
     SolverFeatherstone's trajectory, within the tolerance justified below."""
-    kind, kwargs, tol = _CASES[name]
+    kind, cls, kwargs, tol = case
     ref = _recursion(kind)
     model = _model()
-    cls = getattr(jaxart.solvers, name)
-    if name == "SolverMuJoCo":  # the MuJoCo model is built from the masses: one model (m_eff = 0.05 and 3, not 1)
+    if key == "mujoco":  # the MuJoCo model is built from the masses: one model (m_eff = 0.05 and 3, not 1)
         solver = cls(model)
         runs = [np.asarray(jax.jit(lambda: _mujoco_rollout(solver))())]
     else:
@@ -179,7 +183,7 @@ def test_acceleration_drive_closed_form_and_featherstone(name):
     fs = _featherstone()
     np.testing.assert_allclose(fs[:, 0], _recursion("implicit"), atol=1e-10)
     err = np.abs(q[:, 2] - fs[:, 2]).max()
-    assert err < gap, (name, err, gap)
+    assert err < gap, (key, err, gap)
     assert np.abs(fs[:, 2]).max() > 0.3
 
 
