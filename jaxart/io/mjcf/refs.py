@@ -71,10 +71,5 @@ class MjcfRefs:
         Raises:
             ValueError: The joint was not imported as a scalar joint (e.g. it became a D6 DOF).
         """
-        adr = int(m.jnt_qposadr[mj_joint])
-        hits = np.flatnonzero(np.asarray(self.coord_map) == adr)
-        if hits.size != 1:
-            raise ValueError(f"add_mjcf: joint {m.joint(mj_joint).name!r} of {what} was not imported")
-        coord = self.coord_start + int(hits[0])
-        starts = np.asarray(builder.joint_q_start)
-        return int(np.searchsorted(starts, coord, side="right") - 1), float(m.qpos0[adr])
+        joint, _ = self.joint_dof(builder, m, mj_joint, what)
+        return joint, float(m.qpos0[int(m.jnt_qposadr[mj_joint])])
