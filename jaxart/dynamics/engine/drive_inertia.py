@@ -34,7 +34,7 @@ from jaxart.dynamics.rnea import scatter_dofs
 from jaxart.kinematics.fk import base_bodies
 from jaxart.math.cholesky import spd_solve
 
-__all__ = ["acceleration_dofs", "drive_inertia", "drive_inertia_from_base", "loop_drive_inertia",
+__all__ = ["acceleration_dofs", "drive_inertia", "loop_drive_inertia",
            "reject_acceleration_drives"]
 
 
@@ -64,11 +64,6 @@ def _full_poses(model, base_q: jnp.ndarray) -> jnp.ndarray:
     slot[base] = np.arange(len(base))
     ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
     return jnp.concatenate([base_q, ident])[slot]
-
-
-def drive_inertia_from_base(model, joint_q: jnp.ndarray, base_q: jnp.ndarray) -> jnp.ndarray:
-    """:func:`drive_inertia` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
-    return drive_inertia(model, joint_q, _full_poses(model, base_q))
 
 
 def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constraints, m_eff: jnp.ndarray):

@@ -26,9 +26,9 @@ solve as ``Jᵀ diag(e) J`` in the matrix and ``Jᵀ f_L`` on the right-hand sid
 rank-one ``(Jᵀw)(Jᵀw)ᵀ``): the implicit law at the loop coordinate's end-of-step velocity
 ``J (q̇ + dt q̈)`` with its acceleration ``J q̈ + J̇ q̇`` — the same force as on a tree joint, in the same
 solve as the contacts and the constraint rows. ``J̇ q̇`` is one forward-mode derivative of the rates
-along the coordinate velocity. After each step :func:`loop_joint_state` writes the same measured coordinates and
-rates of every enabled loop joint (:func:`loop_state_plan`, FREE joints included) into the state's
-``joint_q``/``joint_qd``, so they read as the equivalent tree joint's.
+along the coordinate velocity. :func:`loop_rates_and_coordinates` measures the same coordinates and rates for any
+set of loop joints (SolverFeatherstone writes them into the state after each step,
+:mod:`jaxart.solvers.featherstone.loop_state`).
 """
 
 from __future__ import annotations
@@ -45,14 +45,12 @@ from jaxart.dynamics.integrate import integrate_coords
 from jaxart.dynamics.layout import DynamicsLayout, dynamics_layout
 from jaxart.dynamics.motion import dof_columns
 from jaxart.kinematics.angles import angular_coordinates
-from jaxart.kinematics.fk import base_bodies
 from jaxart.math import quat_conjugate, quat_mul, quat_to_matrix, quat_twist_angle, soa, transform_mul
 from jaxart.math.static_index import take_rows
 from jaxart.sim.enums import JointTargetMode, JointType
 
-__all__ = ["LoopAxes", "loop_axis_plan", "loop_axis_rates", "loop_axis_rows", "loop_axis_terms",
-           "loop_coordinates_from_base",
-           "fold_loop_bias", "loop_state_plan", "loop_joint_state"]
+__all__ = ["LoopAxes", "loop_angles", "loop_axis_plan", "loop_axis_rates", "loop_axis_rows", "loop_axis_terms",
+           "loop_coordinates", "loop_rates_and_coordinates"]
 
 _UNLIMITED = 1e9
 
@@ -252,85 +250,21 @@ def loop_axis_rates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
         body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
         axes: :func:`loop_axis_plan` of the model.
     """
-    return _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)[0]
+    return loop_rates_and_coordinates(model, joint_q, joint_qd, body_q, axes)[0]
 
 
-def _base_slots(model, base_q):
-    base = base_bodies(model.schedule)
-    slot = np.full(model.body_count, len(base))
-    slot[base] = np.arange(len(base))
-    ident = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]], base_q.dtype)
-    return take_rows(jnp.concatenate([base_q, ident]), slot)
-
-
-def loop_coordinates_from_base(model, joint_q, joint_qd, base_q, axes: LoopAxes):
-    """:func:`loop_coordinates` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`."""
-    return loop_coordinates(model, joint_q, joint_qd, _base_slots(model, base_q), axes)
-
-
-def loop_state_plan(model, *, ignore_loop_joints: bool = False) -> LoopAxes:
-    """Every enabled loop-closing joint with coordinates (all but FIXED), whatever its terms: the joints whose
-    ``joint_q``/``joint_qd`` entries :func:`loop_joint_state` measures.
-
-    Args:
-        model: The model.
-        ignore_loop_joints: The solver ignores loop joints (empty plan: their entries are left alone).
-    """
-    topo = model.topology
-    if ignore_loop_joints or not np.any(topo.joint_articulation.array < 0):
-        return LoopAxes(())
-    return _state_plan(topo)
-
-
-@functools.lru_cache(maxsize=64)
-def _state_plan(topo) -> LoopAxes:
-    art, qs, qst = topo.joint_articulation.array, topo.joint_qd_start.array, topo.joint_q_start.array
-    out = []
-    for j in np.flatnonzero(art < 0):
-        jt = JointType(int(topo.joint_type.array[j]))
-        if not topo.joint_enabled.array[j] or qs[j + 1] == qs[j] or jt == JointType.FIXED:
-            continue
-        nl, na = (int(x) for x in topo.joint_dof_dim.array[j])
-        out.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(jt), nl, na,
-                    int(qs[j]), int(qst[j]), int(qst[j + 1] - qst[j])))
-    return LoopAxes(tuple(out))
-
-
-def loop_joint_state(model, joint_q, joint_qd, body_q, axes: LoopAxes):
-    """``(joint_q, joint_qd)`` with the loop joints' entries set to their coordinates and rates measured from the
-    anchor frames (the tree joint's convention: REVOLUTE angle, PRISMATIC slide, BALL ``q_P⁻¹ q_C``, D6 per axis,
-    FREE/DISTANCE anchor pose with the child-COM twist in the parent-anchor frame).
+def loop_rates_and_coordinates(model, joint_q, joint_qd, body_q, axes: LoopAxes):
+    """``(rates (n_L,), coords (n_c,))``: the loop axes' rates ``J_L q̇`` and the loop joints' coordinates measured
+    from the anchor frames at ``joint_q``.
 
     Args:
         model: The model.
         joint_q: ``(joint_coord_count,)`` coordinates (tree entries define the configuration).
         joint_qd: ``(joint_dof_count,)`` velocities (tree entries).
         body_q: ``(body_count, 7)`` poses (only bodies without a tree joint are read).
-        axes: :func:`loop_state_plan` of the model.
+        axes: :class:`LoopAxes` of the joints to measure.
     """
-    if not axes.joints:
-        return joint_q, joint_qd
-    rate, coords = _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)
-    return joint_q.at[axes.coords].set(coords), joint_qd.at[axes.dofs].set(rate)
-
-
-def fold_loop_bias(axes: LoopAxes, f0, d_extra, dyad, bias):
-    """``f0`` with ``e·J̇q̇`` (and the DISTANCE dyads' ``w (w·J̇q̇)``) taken off the loop DOFs' entries.
-
-    Args:
-        axes: The loop axes.
-        f0: ``(nd,)`` joint forces at the step's start (loop entries from :func:`loop_coordinates`).
-        d_extra: ``(nd,)`` diagonal ``armature + k dt² + c dt``.
-        dyad: ``(nd,)`` DISTANCE-limit rows or ``None``.
-        bias: ``(n_L,)`` ``J̇_L q̇``.
-    """
-    dofs = axes.dofs
-    f_loop = f0[dofs] - d_extra[dofs] * bias
-    if dyad is not None:
-        w = dyad[dofs]
-        for a, b in axes.distance_groups:
-            f_loop = f_loop.at[a:b].add(-w[a:b] * (w[a:b] @ bias[a:b]))
-    return f0.at[dofs].set(f_loop)
+    return _rate_fn(model, dynamics_layout(model), joint_qd, body_q, axes)(joint_q)
 
 
 def loop_axis_terms(model, lay: DynamicsLayout, terms, axes: LoopAxes, free, joint_f, tau_extra, d_extra, dyad):
@@ -344,7 +278,7 @@ def loop_axis_terms(model, lay: DynamicsLayout, terms, axes: LoopAxes, free, joi
         axes: The loop axes.
         free: ``(1, N)`` mask of unknown slots.
         joint_f: ``(nd,)`` applied joint forces (loop entries: generalized forces along the loop DOFs).
-        tau_extra: ``(nd,)`` joint forces (:func:`fold_loop_bias` applied).
+        tau_extra: ``(nd,)`` joint forces (:func:`~jaxart.solvers.featherstone.loop_state.fold_loop_bias` applied).
         d_extra: ``(nd,)`` implicit diagonal with armature.
         dyad: ``(nd,)`` DISTANCE-limit rows or ``None``.
     """

@@ -15,11 +15,11 @@ import jax.numpy as jnp
 
 from jaxart.contact.implicit import ContactLaw, linearize
 from jaxart.dynamics.aba import aba_solve, aba_terms, body_q_from_base, dense_from_base
-from jaxart.dynamics.engine.aba_contact import contact_dof_terms, static_row_velocities
 from jaxart.dynamics.engine.contact_terms import row_jacobians
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import gather_dofs
+from jaxart.solvers.featherstone.aba_contact import contact_dof_terms, static_row_velocities
 
 __all__ = ["dense_contact_accelerations", "lane_contact_accelerations"]
 

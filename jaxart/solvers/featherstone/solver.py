@@ -75,7 +75,8 @@ harmless). Hard DISTANCE limits (``limit_ke = limit_kd = 0``) are such rows, swi
 ``d + dt·ḋ`` crosses the limit (:mod:`jaxart.dynamics.engine.constraint_rows`). Models with rows take the dense
 world solve. Loop joints have no coordinates in the reduced
 system: after each step their ``joint_q``/``joint_qd`` are measured from the anchor frames of the new poses
-(the equivalent tree joint's coordinates and velocities, :func:`~jaxart.dynamics.engine.loop_axes.loop_joint_state`).
+(the equivalent tree joint's coordinates and velocities,
+:func:`~jaxart.solvers.featherstone.loop_state.loop_joint_state`).
 
 Loop joints' free axes (:mod:`jaxart.dynamics.engine.loop_axes`): each free axis of a loop-closing REVOLUTE,
 PRISMATIC, BALL, D6, FREE or DISTANCE joint gets its coordinate measured from the anchor frames (the tree joint's
@@ -107,11 +108,12 @@ import numpy as np
 from jaxart.contact.penalty import contact_body_wrenches
 from jaxart.dynamics.engine.constraint_rows import constraint_plan
 from jaxart.dynamics.engine.dense_solve import Constraints
-from jaxart.dynamics.engine.loop_axes import loop_axis_plan, loop_state_plan
+from jaxart.dynamics.engine.loop_axes import loop_axis_plan
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.sim import checks
 from jaxart.sim.model import Control, Model, State
 from jaxart.solvers.base import SolverBase
+from jaxart.solvers.featherstone.loop_state import loop_state_plan
 from jaxart.solvers.featherstone.step import featherstone_step
 from jaxart.solvers.stability import contact_stable_step, drive_stable_step, tendon_stable_step, warn_if_unstable
 

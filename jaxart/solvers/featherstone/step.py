@@ -22,17 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxart.contact.implicit import contact_law
-from jaxart.dynamics.aba import aba_from_base, aba_kernel, dense_from_base
-from jaxart.dynamics.engine.aba_contact import static_side_only
+from jaxart.dynamics.aba import aba_from_base, aba_kernel, body_q_from_base, dense_from_base
 from jaxart.dynamics.engine.dense_solve import Constraints
-from jaxart.dynamics.engine.drive_inertia import drive_inertia_from_base, loop_drive_inertia
-from jaxart.dynamics.engine.loop_axes import (
-    LoopAxes,
-    fold_loop_bias,
-    loop_coordinates_from_base,
-    loop_joint_state,
-    loop_state_plan,
-)
+from jaxart.dynamics.engine.drive_inertia import drive_inertia, loop_drive_inertia
+from jaxart.dynamics.engine.loop_axes import LoopAxes
 from jaxart.dynamics.engine.tendon_terms import tendon_step_loads
 from jaxart.dynamics.integrate import integrate_coords, integrate_kernel
 from jaxart.dynamics.joint_forces import acceleration_dofs, dof_static, joint_forces, static_columns
@@ -41,7 +34,14 @@ from jaxart.kinematics.fk import base_bodies, fk_bodies_kernel, fk_from_base
 from jaxart.math.checkpoint import checkpointed_jit
 from jaxart.math.lanes import lanes
 from jaxart.sim.model import Control, Model, State
+from jaxart.solvers.featherstone.aba_contact import static_side_only
 from jaxart.solvers.featherstone.contact_solve import dense_contact_accelerations, lane_contact_accelerations
+from jaxart.solvers.featherstone.loop_state import (
+    fold_loop_bias,
+    loop_coordinates_from_base,
+    loop_joint_state,
+    loop_state_plan,
+)
 
 
 @functools.partial(checkpointed_jit, static_argnames=("angular_damping", "implicit", "friction_eps",
@@ -75,7 +75,7 @@ def featherstone_step(model: Model, state: State, control: Control | None, dt, *
             impulse per step (the drive force is clamped to ``effort_limit / dt``).
         constraints: Static :class:`~jaxart.dynamics.engine.dense_solve.Constraints` (loop-closing joints, equality
             and mimic constraints as hard rows on the end-of-step velocity; dense world solve), or ``None``.
-        loop_joints: Static :func:`~jaxart.dynamics.engine.loop_axes.loop_state_plan` whose joints'
+        loop_joints: Static :func:`~jaxart.solvers.featherstone.loop_state.loop_state_plan` whose joints'
             ``joint_q``/``joint_qd`` are measured from the new body poses (``None``: every enabled loop joint of the
             model).
         contact_iterations: Linear solves of the implicit contact law per step (≥ 1; see
@@ -202,7 +202,7 @@ def _joint_terms(model: Model, inputs: StepInputs, options: StepOptions, constra
     m_eff = None
     accel = acceleration_dofs(model.topology)
     if accel.any():  # static: effective inertias of the tree DOFs, and of the loop axes in the constrained system
-        m_eff = drive_inertia_from_base(model, joint_q, base_q)
+        m_eff = drive_inertia(model, joint_q, body_q_from_base(model, base_q))
         if constraints is not None and constraints.has_axes and accel[constraints.axes.dofs].any():
             m_eff = loop_drive_inertia(model, joint_q, base_q, constraints, m_eff)
     q_f, qd_f, bias = joint_q, inputs.joint_qd, None

@@ -16,8 +16,8 @@ import pytest
 from equality_models import fourbar_builder
 
 import jaxart
-from jaxart.dynamics.engine.loop_axes import loop_joint_state, loop_state_plan
 from jaxart.solvers import SolverFeatherstone
+from jaxart.solvers.featherstone.loop_state import loop_joint_state, loop_state_plan
 
 jax.config.update("jax_enable_x64", True)
 F64 = jnp.float64
