@@ -99,7 +99,7 @@ def fk_bodies_kernel(model, joint_q, joint_qd, base_q, base_qd, *, store_frames:
             the twists and the ``vmap`` rule's transpose read them. Used where FK is the whole lane
             program (:func:`eval_fk`): otherwise, when a caller uses only ``body_q``, XLA:CPU fuses the
             tree levels into that batch-major transpose (the twists no longer share them), where they run
-            unvectorised, once per output component (the issue measured 2× the per-world cost of the whole
+            unvectorised, once per output component (measured: 2× the per-world cost of the whole
             State on the humanoid at 4096 worlds). Measured on the humanoid (float32, 2-core CPU, forms
             alternating in one process): ``body_q`` only 1.00 → 0.68 µs per world at 4096 worlds (0.90 →
             0.57 of the State form), a loss of ``body_q`` 0.81 → 0.63 µs; the whole State costs 7 % (4096)

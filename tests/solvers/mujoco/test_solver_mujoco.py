@@ -158,10 +158,8 @@ def test_euler_pendulum_single_step_and_small_angle_period(pendulum_euler):
 
 
 def test_euler_double_pendulum_agrees_with_featherstone():
-    try:
-        from jaxart.solvers.featherstone.solver import SolverFeatherstone
-    except ImportError as e:  # pragma: no cover - depends on the Featherstone issue
-        pytest.skip(f"SolverFeatherstone is not available: {e}")
+    from jaxart.solvers import SolverFeatherstone
+
     b = jaxart.ModelBuilder()
     r = (0.2, 0.0, 0.0, 0.9797959)
     a = b.add_link(mass=1.0, com=(0.0, 0.0, -0.4), inertia=np.diag([0.02, 0.03, 0.01]))
