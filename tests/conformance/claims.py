@@ -33,6 +33,8 @@ FEATURES = {
     "acceleration_drives": "ACCELERATION drives (PhysX)",
     "tendons": "fixed and spatial tendons",
     "model_step": "physical at the model's step",
+    "limits": "drives (POSITION/VELOCITY/EFFORT), limits, stiffness, damping",
+    "contacts": "contacts",
 }
 
 _HEADER = "| feature |"

@@ -15,6 +15,8 @@ SUITES = {
     "acceleration_drives": ("test_acceleration_drive_law", "CASES"),
     "tendons": ("test_tendon_rows", "CASES"),
     "model_step": ("test_model_step_drops", "CASES"),
+    "limits": ("test_joint_limits", "CASES"),
+    "contacts": ("test_contact_rest", "CASES"),
 }
 
 
