@@ -50,19 +50,6 @@ def test_free_fall_matches_discrete_semi_implicit_euler():
     np.testing.assert_allclose(np.asarray(final.joint_q), np.asarray(final.body_q[0]), atol=1e-12)  # eval_ik
 
 
-def test_box_settles_on_plane_with_bounded_penetration():
-    ke = 2.5e4
-    model = _box_on_plane(ke=ke, z=0.12)
-    solver = jaxart.solvers.SolverSemiImplicit(model)
-    final, (bq, _) = _rollout(solver, model.state(), 1500, 1e-3)
-    mass = float(model.body_mass[0])
-    bound = mass * G / (4 * ke)  # four corner contacts share the weight (averaged ke)
-    pen = 0.1 - float(final.body_q[0, 2])
-    assert 0.5 * bound < pen < 1.2 * bound, (pen, bound)
-    assert float(jnp.linalg.norm(final.body_qd[0])) < 1e-2
-    np.testing.assert_allclose(np.asarray(final.body_q[0, 3:]), [0, 0, 0, 1], atol=1e-6)
-
-
 @pytest.mark.parametrize("mu", [0.8, 0.3])
 def test_block_on_incline_sticks_or_slides(mu):
     theta = 0.5  # tan(theta) = 0.546
@@ -155,7 +142,7 @@ def test_four_bar_loop_closure_within_spring_tolerance():
     assert crank.max() - crank.min() > 0.5  # it actually swings
 
 
-def test_prismatic_position_drive_and_limit():
+def test_prismatic_position_drive():
     b = jaxart.ModelBuilder()
     link = b.add_link()
     b.add_shape_box(link, hx=0.1, hy=0.1, hz=0.1, cfg=ShapeConfig(collision_group=0))
@@ -168,9 +155,6 @@ def test_prismatic_position_drive_and_limit():
     final, _ = _rollout(solver, model.state(), 3000, 1e-3, contacts=False, control=control)
     np.testing.assert_allclose(float(final.joint_q[0]), 0.1, atol=2e-3)
     assert abs(float(final.body_q[0, 2])) < 1e-3  # gravity held by the attachment spring
-    control = control.replace(joint_target_q=jnp.array([0.5]))  # beyond the limit: limit spring wins
-    final, _ = _rollout(solver, model.state(), 3000, 1e-3, contacts=False, control=control)
-    assert 0.2 < float(final.joint_q[0]) < 0.2 + 200.0 * 0.3 / 1e4 + 1e-3
 
 
 def test_universal_and_ball_joints():
