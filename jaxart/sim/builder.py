@@ -513,7 +513,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self._merge_actuators(builder, offsets[2], offsets[3], label_prefix)
         self.mocap_joint += [j + j0 for j in builder.mocap_joint]
         self.shape_fluid.update({k + offsets[1]: v.copy() for k, v in builder.shape_fluid.items()})
-        self._merge_equality(builder, b0, j0, label_prefix, x)
+        self._merge_equality(builder, b0, j0, label_prefix, x, tendon_offset=self.tendon_count)
         self._merge_tendons(builder, b0, j0, label_prefix, x)
         self._merge_sensors(builder, offsets, label_prefix, x)
 
