@@ -141,6 +141,10 @@ class Model:
         shape_fluid: ``(shape_count, 15)`` ellipsoid fluid model of each shape (MuJoCo's ``geom_fluid`` and the
             ellipsoid's semi-axes [m]; columns :data:`jaxart.laws.fluid.SHAPE_FLUID_COLUMNS`); zeros (interaction
             coefficient 0) for shapes without it.
+        shape_ray_extent: ``(shape_count, 2)`` half width / half length [m] of each PLANE as rays (rangefinders) see
+            it, along its local X / Y; 0 = unbounded along that axis (MuJoCo's ``mj_ray`` rule). The builder's
+            ``shape_scale[:2]`` unless ``ModelBuilder.shape_ray_extent`` sets it (MJCF planes: MuJoCo's ``size``,
+            while their collision stays infinite); unused for other shapes.
         fluid_density: ``()`` density of the surrounding medium [kg/m³] (MuJoCo's ``opt.density``; 0 = none).
         fluid_viscosity: ``()`` dynamic viscosity of the medium [Pa·s] (MuJoCo's ``opt.viscosity``; 0 = none).
         fluid_wind: ``(3,)`` velocity of the medium in world axes [m/s] (MuJoCo's ``opt.wind``). The forces are
@@ -252,6 +256,7 @@ class Model:
     actuator_act0: jax.Array
     actuator_muscle: jax.Array
     shape_fluid: jax.Array
+    shape_ray_extent: jax.Array
     fluid_density: jax.Array
     fluid_viscosity: jax.Array
     fluid_wind: jax.Array

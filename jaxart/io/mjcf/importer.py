@@ -24,6 +24,7 @@ actuatorfrcrange              ``effort_limit``
 position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
                               (:mod:`jaxart.io.mjcf.actuators`)
 geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf.shapes`)
+plane ``size``                 infinite for collision; the half extents rays see (``shape_ray_extent``)
 hfield assets                 ``Heightfield`` shapes for world-body hfield geoms (compiled data)
 contact pair / exclude        explicit contact pairs with their own friction/solref/margin/gap
                               (:mod:`jaxart.io.mjcf.pairs`) / filter pairs
@@ -370,6 +371,9 @@ class _Importer:
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes, min_timeconst=self.min_tc)
         self.geom_shapes, self.site_shapes = shapes, sites
+        for g, shape in shapes.items():  # MuJoCo's rays see a plane's size (its collision is infinite)
+            if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_PLANE) and np.any(m.geom_size[g, :2] > 0.0):
+                self.b.shape_ray_extent[shape] = np.maximum(np.asarray(m.geom_size[g, :2], np.float64), 0.0)
         if m.opt.density or m.opt.viscosity:  # ellipsoid fluid model (jaxart.laws.fluid)
             for g, shape in shapes.items():
                 axes = fluid_semiaxes(m, g)
