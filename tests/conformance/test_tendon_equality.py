@@ -162,3 +162,25 @@ def test_import_and_bridge_export_reproduce_mujoco():
     got, ref = _mujoco_rollout(exported), _mujoco_rollout(m)
     assert np.ptp(ref, 0).min() > 0.02
     np.testing.assert_allclose(got, ref[:, info["coord_map"]], atol=1e-9)
+
+
+def test_featherstone_constrained_accelerations_match_mujoco():
+    """SolverFeatherstone's accelerations from rest (one 10 µs step) equal the hard-constrained accelerations of
+    MuJoCo C's quantities: the saddle-point solve of ``mj_fullM``, ``qfrc_bias`` and the equality rows ``efc_J``
+    (MuJoCo's own ``qacc`` keeps its rows soft: impedance at most 0.9999). This checks the TENDON rows (fixed,
+    polynomial, spatial) and the D6 JOINT rows with their Jacobians."""
+    model, info = _import(SOFT)
+    m = info["mj_model"]
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    assert d.nefc == m.neq and np.abs(d.efc_pos).max() < 1e-12  # the rows hold at qpos0
+    mass = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, mass)
+    jac = d.efc_J.reshape(d.nefc, m.nv)
+    kkt = np.block([[mass, jac.T], [jac, np.zeros((d.nefc, d.nefc))]])
+    ref = np.linalg.solve(kkt, np.concatenate([-d.qfrc_bias, np.zeros(d.nefc)]))[: m.nv][info["dof_map"]]
+    dt = 1e-5
+    st = jaxart.eval_fk(model, model.joint_q, model.joint_qd, model.state())
+    ours = np.asarray(SolverFeatherstone(model).step(st, None, None, dt).joint_qd) / dt
+    assert np.abs(ref).min() > 0.5  # every DOF accelerates
+    np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
