@@ -84,6 +84,8 @@ def rangefinder(ctx: SensorContext, rows: np.ndarray) -> jax.Array:
         o = quat_rotate_inv(q, origin[:, None, :] - pose[None, :, :3])
         d = quat_rotate_inv(q, jnp.broadcast_to(direction[:, None, :], o.shape))
         scale = model.shape_scale[shapes].astype(x.dtype)[None]
+        if geo == GeoType.PLANE:  # the extent rays see (MuJoCo: finite for rays even where collision is not)
+            scale = scale.at[..., :2].set(model.shape_ray_extent[shapes].astype(x.dtype)[None])
         if geo in TRIANGLE_RAY_TYPES:
             dist = ray_triangle_set(jnp.asarray(triangle_table(model, shapes), x.dtype)[None], scale, o, d)
         else:

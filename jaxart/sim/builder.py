@@ -58,6 +58,8 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         fluid_wind: Velocity of the medium in world axes [m/s], length 3 (``Model.fluid_wind``).
         shape_fluid: ``{shape index: 15 values}`` of shapes under the ellipsoid fluid model (``Model.shape_fluid``,
             columns ``jaxart.laws.fluid.SHAPE_FLUID_COLUMNS``).
+        shape_ray_extent: ``{shape index: (half width, half length)}`` [m] of PLANE shapes as rays see them when it
+            differs from their collision extent (``Model.shape_ray_extent``; 0 = unbounded along that axis).
         mocap_joint: Kinematic FREE joints set from ``Control.mocap_pos``/``mocap_quat`` each step
             (``Model.mocap_joint``; the MJCF importer appends one per mocap body).
     """
@@ -76,6 +78,7 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self.fluid_viscosity = 0.0
         self.fluid_wind = np.zeros(3)
         self.shape_fluid: dict[int, np.ndarray] = {}
+        self.shape_ray_extent: dict[int, np.ndarray] = {}
         self.mocap_joint: list[int] = []
         # bodies
         self.body_q: list[np.ndarray] = []
@@ -513,7 +516,8 @@ class ModelBuilder(ShapeBuilderMixin, EqualityBuilderMixin, TendonBuilderMixin, 
         self._merge_actuators(builder, offsets[2], offsets[3], label_prefix)
         self.mocap_joint += [j + j0 for j in builder.mocap_joint]
         self.shape_fluid.update({k + offsets[1]: v.copy() for k, v in builder.shape_fluid.items()})
-        self._merge_equality(builder, b0, j0, label_prefix, x)
+        self.shape_ray_extent.update({k + offsets[1]: v.copy() for k, v in builder.shape_ray_extent.items()})
+        self._merge_equality(builder, b0, j0, label_prefix, x, tendon_offset=self.tendon_count)
         self._merge_tendons(builder, b0, j0, label_prefix, x)
         self._merge_sensors(builder, offsets, label_prefix, x)
 

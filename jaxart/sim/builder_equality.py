@@ -6,8 +6,11 @@ Semantics (Newton 1.8 / MuJoCo ``mjEQ_*``; all frames are jaxart body frames, �
   lies in the model's initial configuration (ball-and-socket).
 * ``EqType.WELD``: ``x1 + R1 · relpose.p == x2 + R2 · anchor`` (``anchor`` on ``body2``) and
   ``R2 == R1 · R(relpose.q)``; ``torquescale`` [m] weighs the angular residual.
-* ``EqType.JOINT``: ``q(joint1) == Σ_k polycoef[k] · q(joint2)^k`` for scalar joints
-  (``joint2 = −1``: ``q(joint1) == polycoef[0]``).
+* ``EqType.JOINT``: ``q(joint1) == Σ_k polycoef[k] · q(joint2)^k`` for scalar joints or single DOFs of D6
+  joints (``(joint, dof)``; ``joint2 = −1``: ``q(joint1) == polycoef[0]``).
+* ``EqType.TENDON``: ``L(tendon1) == Σ_k polycoef[k] · L(tendon2)^k`` for the lengths [m] of fixed or spatial
+  tendons (``tendon2 = −1``: ``L(tendon1) == polycoef[0]``). MuJoCo's ``mjEQ_TENDON`` writes the same
+  polynomial on the offsets from the lengths at ``qpos0``; the MJCF importer and the MuJoCo bridge convert.
 * Mimic (Newton's deprecated ``add_constraint_mimic``): ``q(joint0) == coef0 + coef1 · q(joint1)``
   for REVOLUTE/PRISMATIC joints (mapped to ``mjEQ_JOINT`` by ``SolverMuJoCo``).
 
@@ -17,6 +20,8 @@ them. ``enabled`` becomes a traced ``Model`` leaf
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -33,6 +38,24 @@ from jaxart.sim.validate import (
 _IDENTITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
 
+@dataclasses.dataclass
+class _EqRow:
+    """Per-constraint values of one equality constraint (the builder's ``equality_constraint_<field>`` lists)."""
+
+    body1: int = -1
+    body2: int = -1
+    anchor: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    torquescale: float = 0.0
+    relpose: np.ndarray = dataclasses.field(default_factory=lambda: _IDENTITY.copy())
+    joint1: int = -1
+    joint2: int = -1
+    dof1: int = 0
+    dof2: int = 0
+    tendon1: int = -1
+    tendon2: int = -1
+    polycoef: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(5))
+
+
 class EqualityBuilderMixin:
     """Equality/mimic constraint methods; expects the body/joint lists of ``ModelBuilder``."""
 
@@ -45,6 +68,10 @@ class EqualityBuilderMixin:
         self.equality_constraint_relpose: list[np.ndarray] = []
         self.equality_constraint_joint1: list[int] = []
         self.equality_constraint_joint2: list[int] = []
+        self.equality_constraint_dof1: list[int] = []
+        self.equality_constraint_dof2: list[int] = []
+        self.equality_constraint_tendon1: list[int] = []
+        self.equality_constraint_tendon2: list[int] = []
         self.equality_constraint_polycoef: list[np.ndarray] = []
         self.equality_constraint_enabled: list[bool] = []
         self.equality_constraint_label: list[str] = []
@@ -67,29 +94,33 @@ class EqualityBuilderMixin:
 
     # ------------------------------------------------------------------ public API
     def add_equality_constraint(self, constraint_type, body1: int = -1, body2: int = -1, anchor=None,
-                                torquescale: float | None = None, relpose=None, joint1: int = -1, joint2: int = -1,
-                                polycoef=None, label: str | None = None, enabled: bool = True) -> int:
+                                torquescale: float | None = None, relpose=None, joint1=-1, joint2=-1,
+                                polycoef=None, label: str | None = None, enabled: bool = True, *,
+                                tendon1: int = -1, tendon2: int = -1) -> int:
         """Add an equality constraint of any :class:`EqType` (see the module docstring).
 
         Args:
-            constraint_type: ``EqType.CONNECT``, ``EqType.WELD`` or ``EqType.JOINT``.
+            constraint_type: ``EqType.CONNECT``, ``EqType.WELD``, ``EqType.JOINT`` or ``EqType.TENDON``.
             body1: First body (CONNECT/WELD), −1 for the world.
             body2: Second body (CONNECT/WELD), −1 for the world.
             anchor: ``(3,)`` point [m]: on ``body1`` (CONNECT) or on ``body2`` (WELD); default origin.
             torquescale: WELD angular residual scale [m] (default 1; 0 for other types).
             relpose: WELD pose ``(p, q_xyzw)`` of body2 in body1 (``p``: where ``anchor`` is held in
                 body1's frame); default identity.
-            joint1: Constrained scalar joint (JOINT).
-            joint2: Reference scalar joint (JOINT), −1 for none.
-            polycoef: Up to 5 polynomial coefficients (JOINT), padded with zeros; default zeros.
+            joint1: Constrained coordinate (JOINT): a REVOLUTE/PRISMATIC joint index, or a ``(joint, dof)`` pair
+                naming one DOF of a D6 joint (linear DOFs first, as in :meth:`add_tendon_fixed`).
+            joint2: Reference coordinate (JOINT) in the same form, −1 for none.
+            polycoef: Up to 5 polynomial coefficients (JOINT/TENDON), padded with zeros; default zeros.
             label: Unique name (default ``equality_constraint_<index>``).
             enabled: Whether solvers enforce the constraint.
+            tendon1: Constrained tendon (TENDON).
+            tendon2: Reference tendon (TENDON), −1 for none.
 
         Returns:
             The constraint index.
 
         Raises:
-            ValueError: Unknown type, bodies or joints, arguments that do not belong to the type,
+            ValueError: Unknown type, bodies, joints, DOFs or tendons, arguments that do not belong to the type,
                 non-finite values, wrong shapes.
             TypeError: Non-integer indices or non-numeric values.
         """
@@ -103,32 +134,45 @@ class EqualityBuilderMixin:
                              f"{constraint_type!r}; use jaxart.sim.enums.EqType") from None
         what = f"add_equality_constraint(label={name!r}, type={eq.name})"
         enabled = _as_bool(enabled, f"{what}: enabled")
-        if eq == EqType.JOINT:
+        if eq in (EqType.JOINT, EqType.TENDON):
             _unused(what, body1=(body1, -1), body2=(body2, -1), anchor=(anchor, None), relpose=(relpose, None),
                     torquescale=(torquescale, None))
-            self._eq_joint(joint1, f"{what}: joint1", allow_none=False)
-            self._eq_joint(joint2, f"{what}: joint2", allow_none=True)
-            if int(joint1) == int(joint2):
-                raise ValueError(f"{what}: joint1 and joint2 are the same joint {joint1}")
             coef = np.zeros(5) if polycoef is None else _polycoef(polycoef, f"{what}: polycoef")
-            row = (-1, -1, np.zeros(3), 0.0, _IDENTITY.copy(), int(joint1), int(joint2), coef)
+            row = _EqRow(polycoef=coef)
+            if eq == EqType.JOINT:
+                _unused(what, tendon1=(tendon1, -1), tendon2=(tendon2, -1))
+                row.joint1, row.dof1 = self._eq_joint_dof(joint1, f"{what}: joint1", allow_none=False)
+                row.joint2, row.dof2 = self._eq_joint_dof(joint2, f"{what}: joint2", allow_none=True)
+                if (row.joint1, row.dof1) == (row.joint2, row.dof2):
+                    raise ValueError(f"{what}: joint1 and joint2 are the same joint coordinate {joint1}")
+            else:
+                _unused(what, joint1=(joint1, -1), joint2=(joint2, -1))
+                row.tendon1 = self._eq_tendon(tendon1, f"{what}: tendon1", allow_none=False)
+                row.tendon2 = self._eq_tendon(tendon2, f"{what}: tendon2", allow_none=True)
+                if row.tendon1 == row.tendon2:
+                    raise ValueError(f"{what}: tendon1 and tendon2 are the same tendon {tendon1}")
         else:
-            _unused(what, joint1=(joint1, -1), joint2=(joint2, -1), polycoef=(polycoef, None))
-            if eq == EqType.CONNECT:
-                _unused(what, relpose=(relpose, None), torquescale=(torquescale, None))
-            self._check_body(body1, f"{what}: body1", allow_world=True)
-            self._check_body(body2, f"{what}: body2", allow_world=True)
-            if int(body1) == int(body2):
-                raise ValueError(f"{what}: body1 and body2 are the same {'world' if body1 < 0 else 'body'} "
-                                 f"{body1}; a constraint needs two distinct bodies")
-            a = np.zeros(3) if anchor is None else as_vec3(anchor, f"{what}: anchor")
-            ts = 0.0
-            if eq == EqType.WELD:
-                ts = 1.0 if torquescale is None else as_float(torquescale, f"{what}: torquescale", nonneg=True)
-            rp = as_transform(relpose, f"{what}: relpose")
-            row = (int(body1), int(body2), a, ts, rp, -1, -1, np.zeros(5))
+            _unused(what, joint1=(joint1, -1), joint2=(joint2, -1), polycoef=(polycoef, None),
+                    tendon1=(tendon1, -1), tendon2=(tendon2, -1))
+            row = self._body_row(eq, what, body1, body2, anchor, torquescale, relpose)
         self._append_equality(int(eq), row, enabled, name)
         return idx
+
+    def _body_row(self, eq: EqType, what: str, body1, body2, anchor, torquescale, relpose) -> _EqRow:
+        """The row of a CONNECT or WELD constraint (validated)."""
+        if eq == EqType.CONNECT:
+            _unused(what, relpose=(relpose, None), torquescale=(torquescale, None))
+        self._check_body(body1, f"{what}: body1", allow_world=True)
+        self._check_body(body2, f"{what}: body2", allow_world=True)
+        if int(body1) == int(body2):
+            raise ValueError(f"{what}: body1 and body2 are the same {'world' if body1 < 0 else 'body'} "
+                             f"{body1}; a constraint needs two distinct bodies")
+        a = np.zeros(3) if anchor is None else as_vec3(anchor, f"{what}: anchor")
+        ts = 0.0
+        if eq == EqType.WELD:
+            ts = 1.0 if torquescale is None else as_float(torquescale, f"{what}: torquescale", nonneg=True)
+        return _EqRow(body1=int(body1), body2=int(body2), anchor=a, torquescale=ts,
+                      relpose=as_transform(relpose, f"{what}: relpose"))
 
     def add_equality_constraint_connect(self, body1: int = -1, body2: int = -1, anchor=None,
                                         label: str | None = None, enabled: bool = True) -> int:
@@ -162,11 +206,42 @@ class EqualityBuilderMixin:
         return self.add_equality_constraint(EqType.WELD, body1=body1, body2=body2, anchor=anchor, relpose=relpose,
                                             torquescale=torquescale, label=label, enabled=enabled)
 
-    def add_equality_constraint_joint(self, joint1: int = -1, joint2: int = -1, polycoef=None,
+    def add_equality_constraint_joint(self, joint1=-1, joint2=-1, polycoef=None,
                                       label: str | None = None, enabled: bool = True) -> int:
-        """Add a JOINT coupling ``q1 = Σ polycoef[k] q2^k``; ``polycoef`` defaults to ``(0, 1)`` (q1 = q2)."""
+        """Add a JOINT coupling ``q1 = Σ polycoef[k] q2^k``; ``polycoef`` defaults to ``(0, 1)`` (q1 = q2).
+
+        ``joint1``/``joint2`` are REVOLUTE/PRISMATIC joint indices or ``(joint, dof)`` pairs naming a D6 DOF.
+        """
         return self.add_equality_constraint(EqType.JOINT, joint1=joint1, joint2=joint2,
                                             polycoef=(0.0, 1.0) if polycoef is None else polycoef,
+                                            label=label, enabled=enabled)
+
+    def add_equality_constraint_tendon(self, tendon1: int, tendon2: int = -1, polycoef=None,
+                                       label: str | None = None, enabled: bool = True) -> int:
+        """Add a TENDON coupling ``L1 = Σ polycoef[k] L2^k`` of two tendon lengths [m] (``tendon2 = −1``:
+        ``L1 = polycoef[0]``).
+
+        Args:
+            tendon1: Constrained tendon (fixed or spatial).
+            tendon2: Reference tendon, −1 for none.
+            polycoef: Up to 5 coefficients (units m^(1−k)); default ``(0, 1)`` (``L1 = L2``) with a reference
+                tendon; required without one (``(L1,)``, the held length [m]).
+            label: Unique name (default ``equality_constraint_<index>``).
+            enabled: Whether solvers enforce the constraint.
+
+        Returns:
+            The constraint index.
+
+        Raises:
+            ValueError: Unknown tendons, ``polycoef`` missing without a reference tendon, bad coefficients.
+            TypeError: Non-integer tendon indices.
+        """
+        if polycoef is None:
+            if isinstance(tendon2, int | np.integer) and int(tendon2) == -1:
+                raise ValueError(f"add_equality_constraint_tendon(label={label!r}): polycoef is required without "
+                                 "a reference tendon (the held length L1 = polycoef[0] [m])")
+            polycoef = (0.0, 1.0)
+        return self.add_equality_constraint(EqType.TENDON, tendon1=tendon1, tendon2=tendon2, polycoef=polycoef,
                                             label=label, enabled=enabled)
 
     def add_constraint_mimic(self, joint0: int, joint1: int, coef0: float = 0.0, coef1: float = 1.0,
@@ -206,19 +281,45 @@ class EqualityBuilderMixin:
         return idx
 
     # ------------------------------------------------------------------ helpers
-    def _append_equality(self, eq_type: int, row: tuple, enabled: bool, label: str) -> None:
-        b1, b2, anchor, ts, relpose, j1, j2, coef = row
+    def _append_equality(self, eq_type: int, row: _EqRow, enabled: bool, label: str) -> None:
         self.equality_constraint_type.append(eq_type)
-        self.equality_constraint_body1.append(b1)
-        self.equality_constraint_body2.append(b2)
-        self.equality_constraint_anchor.append(np.asarray(anchor, np.float64))
-        self.equality_constraint_torquescale.append(float(ts))
-        self.equality_constraint_relpose.append(np.asarray(relpose, np.float64))
-        self.equality_constraint_joint1.append(j1)
-        self.equality_constraint_joint2.append(j2)
-        self.equality_constraint_polycoef.append(np.asarray(coef, np.float64))
+        for f in dataclasses.fields(_EqRow):
+            v = getattr(row, f.name)
+            getattr(self, f"equality_constraint_{f.name}").append(
+                np.asarray(v, np.float64).copy() if isinstance(v, np.ndarray) else v)
         self.equality_constraint_enabled.append(enabled)
         self.equality_constraint_label.append(label)
+
+    def _eq_joint_dof(self, ref, what: str, *, allow_none: bool) -> tuple[int, int]:
+        """``(joint, DOF)`` of a JOINT-equality coordinate: a scalar joint index or ``(joint, dof)`` of a D6 DOF
+        (``(-1, 0)`` for none)."""
+        if isinstance(ref, tuple | list):
+            if len(ref) != 2:
+                raise ValueError(f"{what} must be a joint index or a (joint, dof) pair, got {ref!r}")
+            self._eq_joint(ref[0], what, allow_none=False, scalar=False)
+            j, k = int(ref[0]), ref[1]
+            if isinstance(k, bool) or not isinstance(k, int | np.integer):
+                raise TypeError(f"{what}: DOF must be an int, got {k!r}")
+            ndof = int(sum(self.joint_dof_dim[j]))
+            jt = JointType(int(self.joint_type[j]))
+            if jt not in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.D6):
+                raise ValueError(f"{what}: joint {self.joint_label[j]!r} is {jt.name}; joint equality constraints "
+                                 "need REVOLUTE, PRISMATIC or D6 joints")
+            if not 0 <= int(k) < ndof:
+                raise ValueError(f"{what}: DOF {k} of joint {self.joint_label[j]!r} does not exist (it has {ndof})")
+            return j, int(k)
+        self._eq_joint(ref, what, allow_none=allow_none)
+        return int(ref), 0
+
+    def _eq_tendon(self, tendon, what: str, *, allow_none: bool) -> int:
+        if isinstance(tendon, bool) or not isinstance(tendon, int | np.integer):
+            raise TypeError(f"{what} must be a tendon index (int), got {tendon!r}")
+        if allow_none and int(tendon) == -1:
+            return -1
+        if not 0 <= int(tendon) < self.tendon_count:
+            raise ValueError(f"{what}: tendon index {tendon} does not exist (tendon_count={self.tendon_count}"
+                             f"{', use -1 for none' if allow_none else ''})")
+        return int(tendon)
 
     def _eq_joint(self, joint, what: str, *, allow_none: bool, scalar: bool = True) -> None:
         if isinstance(joint, bool) or not isinstance(joint, int | np.integer):
@@ -233,7 +334,7 @@ class EqualityBuilderMixin:
                              "joint equality constraints need a scalar (1-DOF) joint")
 
     def _merge_equality(self, src, body_offset: int, joint_offset: int, prefix: str | None,
-                        xform: np.ndarray | None = None) -> None:
+                        xform: np.ndarray | None = None, tendon_offset: int = 0) -> None:
         """Append ``src``'s equality and mimic constraints with shifted indices (``add_builder``).
 
         World-frame data (a CONNECT anchor on the world, a WELD anchor on the world or relpose
@@ -258,11 +359,14 @@ class EqualityBuilderMixin:
                 anchor = np_transform_mul(x, np.concatenate([anchor, _IDENTITY[3:]]))[:3]
             if t == EqType.WELD and b1 < 0:
                 relpose = np_transform_mul(x, relpose)
-            row = (shift(b1, body_offset), shift(b2, body_offset), anchor, src.equality_constraint_torquescale[k],
-                   relpose,
-                   shift(src.equality_constraint_joint1[k], joint_offset),
-                   shift(src.equality_constraint_joint2[k], joint_offset),
-                   src.equality_constraint_polycoef[k].copy())
+            row = _EqRow(body1=shift(b1, body_offset), body2=shift(b2, body_offset), anchor=anchor,
+                         torquescale=src.equality_constraint_torquescale[k], relpose=relpose,
+                         joint1=shift(src.equality_constraint_joint1[k], joint_offset),
+                         joint2=shift(src.equality_constraint_joint2[k], joint_offset),
+                         dof1=src.equality_constraint_dof1[k], dof2=src.equality_constraint_dof2[k],
+                         tendon1=shift(src.equality_constraint_tendon1[k], tendon_offset),
+                         tendon2=shift(src.equality_constraint_tendon2[k], tendon_offset),
+                         polycoef=src.equality_constraint_polycoef[k].copy())
             self._append_equality(src.equality_constraint_type[k], row, src.equality_constraint_enabled[k],
                                   lab(src.equality_constraint_label[k], self.equality_constraint_label))
         for k in range(src.constraint_mimic_count):

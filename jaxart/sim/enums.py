@@ -71,6 +71,7 @@ class EqType(enum.IntEnum):
     CONNECT = 0
     WELD = 1
     JOINT = 2
+    TENDON = 3
 
 
 class Axis(enum.IntEnum):

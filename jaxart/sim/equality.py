@@ -23,6 +23,10 @@ EQUALITY_STATIC_FIELDS = (
     "equality_constraint_body2",
     "equality_constraint_joint1",
     "equality_constraint_joint2",
+    "equality_constraint_dof1",
+    "equality_constraint_dof2",
+    "equality_constraint_tendon1",
+    "equality_constraint_tendon2",
     "equality_constraint_label",
     "constraint_mimic_joint0",
     "constraint_mimic_joint1",
@@ -42,6 +46,11 @@ class EqualityTopology(StaticRecord):
         equality_constraint_body2: ``(neq,)`` second body (CONNECT/WELD), −1 = world / unused.
         equality_constraint_joint1: ``(neq,)`` constrained joint (JOINT), −1 = unused.
         equality_constraint_joint2: ``(neq,)`` reference joint (JOINT), −1 = none.
+        equality_constraint_dof1: ``(neq,)`` DOF of ``joint1`` whose coordinate is constrained (JOINT; 0 for a
+            REVOLUTE/PRISMATIC joint, the DOF's position in a D6 joint, linear DOFs first).
+        equality_constraint_dof2: ``(neq,)`` DOF of ``joint2`` (JOINT; 0 when unused).
+        equality_constraint_tendon1: ``(neq,)`` constrained tendon (TENDON), −1 = unused.
+        equality_constraint_tendon2: ``(neq,)`` reference tendon (TENDON), −1 = none.
         equality_constraint_label: ``neq`` names.
         constraint_mimic_joint0: ``(nmimic,)`` follower joints.
         constraint_mimic_joint1: ``(nmimic,)`` leader joints.
@@ -53,6 +62,10 @@ class EqualityTopology(StaticRecord):
     equality_constraint_body2: StaticArray
     equality_constraint_joint1: StaticArray
     equality_constraint_joint2: StaticArray
+    equality_constraint_dof1: StaticArray
+    equality_constraint_dof2: StaticArray
+    equality_constraint_tendon1: StaticArray
+    equality_constraint_tendon2: StaticArray
     equality_constraint_label: tuple[str, ...]
     constraint_mimic_joint0: StaticArray
     constraint_mimic_joint1: StaticArray
@@ -97,6 +110,10 @@ def equality_fields(builder, arr) -> dict:
         equality_constraint_body2=ints(b.equality_constraint_body2),
         equality_constraint_joint1=ints(b.equality_constraint_joint1),
         equality_constraint_joint2=ints(b.equality_constraint_joint2),
+        equality_constraint_dof1=ints(b.equality_constraint_dof1),
+        equality_constraint_dof2=ints(b.equality_constraint_dof2),
+        equality_constraint_tendon1=ints(b.equality_constraint_tendon1),
+        equality_constraint_tendon2=ints(b.equality_constraint_tendon2),
         equality_constraint_label=tuple(b.equality_constraint_label),
         constraint_mimic_joint0=ints(b.constraint_mimic_joint0),
         constraint_mimic_joint1=ints(b.constraint_mimic_joint1),

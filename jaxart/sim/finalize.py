@@ -8,7 +8,7 @@ import numpy as np
 from jaxart.sim.actuators import actuator_fields
 from jaxart.sim.builder_shapes import SHAPE_FLAG_COLLIDE_SHAPES, SHAPE_FLAG_SITE, SHAPE_FLAG_VISIBLE
 from jaxart.sim.contact_pairs import contact_pair_fields
-from jaxart.sim.enums import BodyFlags, JointType
+from jaxart.sim.enums import BodyFlags, GeoType, JointType
 from jaxart.sim.equality import equality_fields
 from jaxart.sim.model import Model
 from jaxart.sim.sensors import sensor_fields
@@ -104,6 +104,7 @@ def finalize(builder, *, skip_validation_joints: bool = False, dtype=None) -> Mo
         **sensor_fields(builder, arr),
         **actuator_fields(builder, arr),
         **_fluid_fields(builder, arr),
+        shape_ray_extent=arr(_ray_extent(builder), (builder.shape_count, 2)),
         topology=topo,
         schedule=schedule,
         meshes=tuple(builder.shape_source),
@@ -127,6 +128,20 @@ def _fluid_fields(b, arr) -> dict:
         fluid[shape] = row
     return dict(shape_fluid=arr(fluid, (b.shape_count, 15)), fluid_density=arr(density, ()),
                 fluid_viscosity=arr(viscosity, ()), fluid_wind=arr(wind, (3,)))
+
+
+def _ray_extent(b) -> np.ndarray:
+    """``Model.shape_ray_extent``: the planes' ``scale[:2]``, or the builder's ``shape_ray_extent`` (validated)."""
+    out = np.asarray(b.shape_scale, np.float64).reshape(-1, 3)[:, :2].copy()
+    for shape, ext in b.shape_ray_extent.items():
+        if not 0 <= int(shape) < b.shape_count or GeoType(int(b.shape_type[shape])) != GeoType.PLANE:
+            raise ValueError(f"finalize: builder.shape_ray_extent has shape {shape!r}, which is not a PLANE shape")
+        e = np.asarray(ext, np.float64)
+        if e.shape != (2,) or not np.all(np.isfinite(e)) or np.any(e < 0.0):
+            raise ValueError(f"finalize: builder.shape_ray_extent[{shape}] must be 2 finite half extents >= 0 [m], "
+                             f"got {ext!r}")
+        out[shape] = e
+    return out
 
 
 def _mocap_joints(b) -> tuple[int, ...]:

@@ -91,7 +91,7 @@ class Model:
         equality_constraint_relpose: ``(neq, 7)`` WELD pose ``(p [m], q_xyzw)`` of body2 relative to
             body1: ``p`` is where the anchor is held in body1's frame; identity otherwise.
         equality_constraint_polycoef: ``(neq, 5)`` JOINT coefficients (``q1 = Σ c_k q2^k``, units of
-            the joints); zeros otherwise.
+            the joints) or TENDON coefficients (``L1 = Σ c_k L2^k``, lengths [m]); zeros otherwise.
         constraint_mimic_coef0: ``(nmimic,)`` mimic offset [m or rad] (``q0 = coef0 + coef1 q1``).
         constraint_mimic_coef1: ``(nmimic,)`` mimic scale.
         equality_constraint_enabled: ``(neq,)`` 1.0 = enforced, 0.0 = ignored (model dtype; a traced
@@ -141,6 +141,10 @@ class Model:
         shape_fluid: ``(shape_count, 15)`` ellipsoid fluid model of each shape (MuJoCo's ``geom_fluid`` and the
             ellipsoid's semi-axes [m]; columns :data:`jaxart.laws.fluid.SHAPE_FLUID_COLUMNS`); zeros (interaction
             coefficient 0) for shapes without it.
+        shape_ray_extent: ``(shape_count, 2)`` half width / half length [m] of each PLANE as rays (rangefinders) see
+            it, along its local X / Y; 0 = unbounded along that axis (MuJoCo's ``mj_ray`` rule). The builder's
+            ``shape_scale[:2]`` unless ``ModelBuilder.shape_ray_extent`` sets it (MJCF planes: MuJoCo's ``size``,
+            while their collision stays infinite); unused for other shapes.
         fluid_density: ``()`` density of the surrounding medium [kg/m³] (MuJoCo's ``opt.density``; 0 = none).
         fluid_viscosity: ``()`` dynamic viscosity of the medium [Pa·s] (MuJoCo's ``opt.viscosity``; 0 = none).
         fluid_wind: ``(3,)`` velocity of the medium in world axes [m/s] (MuJoCo's ``opt.wind``). The forces are
@@ -148,7 +152,7 @@ class Model:
         topology: static structure (:class:`Topology`).
         schedule: static FK/IK index schedule (:class:`KinematicSchedule`).
         equality: static constraint structure (:class:`~jaxart.sim.equality.EqualityTopology`);
-            its fields (``equality_constraint_type/body1/body2/joint1/joint2/label``,
+            its fields (``equality_constraint_type/body1/body2/joint1/joint2/dof1/dof2/tendon1/tendon2/label``,
             ``constraint_mimic_joint0/joint1/label`` and the counts) read as ``model.<name>``.
         tendon: static tendon structure (:class:`~jaxart.sim.tendons.TendonTopology`); its fields
             (``tendon_type/joint_start/joint/attachment_start/attachment_body/attachment_kind/label/count``) read as
@@ -252,6 +256,7 @@ class Model:
     actuator_act0: jax.Array
     actuator_muscle: jax.Array
     shape_fluid: jax.Array
+    shape_ray_extent: jax.Array
     fluid_density: jax.Array
     fluid_viscosity: jax.Array
     fluid_wind: jax.Array

@@ -28,7 +28,8 @@ SOLVERS = {
 
 #: The README table's row of each feature with a conformance suite (the start of the row's first cell).
 FEATURES = {
-    "equality": "equality CONNECT/WELD/JOINT, mimic",
+    "equality": "equality CONNECT/WELD/JOINT/TENDON",
+    "tendon_equality": "equality CONNECT/WELD/JOINT/TENDON",
     "enabled": "`enabled` switched at run time",
     "acceleration_drives": "ACCELERATION drives (PhysX)",
     "tendons": "fixed and spatial tendons",

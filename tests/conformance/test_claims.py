@@ -12,6 +12,7 @@ from claims import FEATURES, ROOT, SOLVERS, Elsewhere, claimants, readme_table
 SUITES = {
     "equality": ("test_equality_rows", "CASES"),
     "enabled": ("test_equality_rows", "ENABLED_CASES"),
+    "tendon_equality": ("test_tendon_equality", "CASES"),
     "acceleration_drives": ("test_acceleration_drive_law", "CASES"),
     "tendons": ("test_tendon_rows", "CASES"),
     "model_step": ("test_model_step_drops", "CASES"),
@@ -50,7 +51,7 @@ def test_claims_read_the_check_marks():
     text = ("| feature | `SolverFeatherstone` | `SolverXPBD` | `SolverSemiImplicit` | `SolverMuJoCo` |\n"
             "|---|---|---|---|---|\n"
             "| physical at the model's step (x) | ✓ 10 ms | ✓ | ✗ 0.1 ms | ✓ |\n"
-            "| equality CONNECT/WELD/JOINT, mimic | ✓ | ✗ | ✓ | ✓ |\n")
+            "| equality CONNECT/WELD/JOINT/TENDON, mimic | ✓ | ✗ | ✓ | ✓ |\n")
     assert claimants("model_step", text) == ("featherstone", "xpbd", "mujoco")
     assert claimants("equality", text) == ("featherstone", "semi_implicit", "mujoco")
     with pytest.raises(ValueError, match="rows start with"):

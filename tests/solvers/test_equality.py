@@ -436,3 +436,69 @@ def test_constraint_on_folded_massless_link_raises():
     b.add_equality_constraint_connect(mid, -1, anchor=(0, 0, 0.1), label="on_mid")
     with pytest.raises(NotImplementedError, match="'on_mid'.*'mid' is a massless link folded"):
         jaxart.solvers.SolverMuJoCo(b.finalize(dtype=F64))
+
+
+# ------------------------------------------------------------------ TENDON and D6-DOF JOINT constraints
+def _tendon_builder():
+    """Chain builder with a D6 body (hinges about x and y), two fixed tendons and a spatial one."""
+    b, ix = chain_builder()
+    cfg = jaxart.ModelBuilder.JointDofConfig
+    ld = b.add_link(mass=1.0, inertia=INERTIA, label="ld")
+    ix["jd"] = b.add_joint_d6(ix["l3"], ld, angular_axes=[cfg(axis=(1, 0, 0)), cfg(axis=(0, 1, 0))], label="jd")
+    ix["t0"] = b.add_tendon_fixed([(ix["j1"], 1.0), ((ix["jd"], 1), -0.5)])
+    ix["t1"] = b.add_tendon_fixed([(ix["j2"], 2.0)])
+    ix["t2"] = b.add_tendon_spatial([(ix["l1"], (0.0, 0.0, 0.1)), (-1, (0.0, 0.0, 1.0))])
+    return b, ix
+
+
+def test_tendon_and_d6_joint_constraints_in_the_builder():
+    b, ix = _tendon_builder()
+    k = b.add_equality_constraint_tendon(ix["t0"], ix["t1"], polycoef=(0.1, 0.5, 0.2), label="tt")
+    assert b.equality_constraint_type[k] == EqType.TENDON
+    assert (b.equality_constraint_tendon1[k], b.equality_constraint_tendon2[k]) == (ix["t0"], ix["t1"])
+    assert b.equality_constraint_joint1[k] == -1 and b.equality_constraint_body1[k] == -1
+    np.testing.assert_allclose(b.equality_constraint_polycoef[k], [0.1, 0.5, 0.2, 0.0, 0.0])
+    k2 = b.add_equality_constraint_tendon(ix["t2"], polycoef=[0.8])
+    assert b.equality_constraint_tendon2[k2] == -1
+    assert b.add_equality_constraint_tendon(ix["t1"], ix["t2"]) == k2 + 1  # default polycoef (0, 1): L1 = L2
+    np.testing.assert_allclose(b.equality_constraint_polycoef[k2 + 1], [0.0, 1.0, 0.0, 0.0, 0.0])
+    j = b.add_equality_constraint_joint((ix["jd"], 1), ix["j1"], polycoef=(0.0, 2.0))
+    assert (b.equality_constraint_joint1[j], b.equality_constraint_dof1[j]) == (ix["jd"], 1)
+    assert (b.equality_constraint_joint2[j], b.equality_constraint_dof2[j]) == (ix["j1"], 0)
+    j2 = b.add_equality_constraint_joint(ix["j2"], (ix["jd"], 0))
+    assert (b.equality_constraint_joint2[j2], b.equality_constraint_dof2[j2]) == (ix["jd"], 0)
+    dst = jaxart.ModelBuilder()
+    dst.add_builder(b, label_prefix="a")
+    dst.add_builder(b, label_prefix="b")
+    nt, ne, nj = b.tendon_count, b.equality_constraint_count, b.joint_count
+    assert dst.equality_constraint_tendon1[ne + k] == ix["t0"] + nt and dst.equality_constraint_tendon2[ne + k2] == -1
+    assert dst.equality_constraint_joint1[ne + j] == ix["jd"] + nj and dst.equality_constraint_dof1[ne + j] == 1
+    model = dst.finalize(skip_validation_joints=True)  # the D6 joint is outside the chain's articulation
+    assert model.equality_constraint_tendon1.tolist()[ne + k] == ix["t0"] + nt
+    assert model.equality_constraint_dof1.tolist()[ne + j] == 1
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda b, ix: b.add_equality_constraint_tendon(9, ix["t1"], label="t"), ValueError,
+     r"label='t'.*tendon1.*does not exist"),
+    (lambda b, ix: b.add_equality_constraint_tendon(ix["t0"]), ValueError, "polycoef is required"),
+    (lambda b, ix: b.add_equality_constraint_tendon(ix["t0"], ix["t0"]), ValueError, "same tendon"),
+    (lambda b, ix: b.add_equality_constraint_tendon(ix["t0"], 1.0), TypeError, "tendon2 must be a tendon index"),
+    (lambda b, ix: b.add_equality_constraint_tendon(ix["t0"], ix["t1"], polycoef=[1] * 6), ValueError,
+     "1 to 5 coefficients"),
+    (lambda b, ix: b.add_equality_constraint(EqType.TENDON, tendon1=ix["t0"], joint1=ix["j1"], polycoef=[0.0]),
+     ValueError, "joint1 is not used"),
+    (lambda b, ix: b.add_equality_constraint(EqType.JOINT, joint1=ix["j1"], tendon1=ix["t0"]), ValueError,
+     "tendon1 is not used"),
+    (lambda b, ix: b.add_equality_constraint(EqType.WELD, body1=ix["l1"], tendon2=ix["t0"]), ValueError,
+     "tendon2 is not used"),
+    (lambda b, ix: b.add_equality_constraint_joint((ix["jd"], 2), ix["j1"]), ValueError, "DOF 2 .* does not exist"),
+    (lambda b, ix: b.add_equality_constraint_joint((ix["jd"], 1.0), ix["j1"]), TypeError, "DOF must be an int"),
+    (lambda b, ix: b.add_equality_constraint_joint((ix["jd"], 0, 1), ix["j1"]), ValueError, r"\(joint, dof\) pair"),
+    (lambda b, ix: b.add_equality_constraint_joint((ix["jd"], 1), (ix["jd"], 1)), ValueError, "same joint"),
+    (lambda b, ix: b.add_equality_constraint_joint(ix["jd"], ix["j1"]), ValueError, "scalar"),
+])
+def test_tendon_and_d6_joint_validation(call, exc, match):
+    b, ix = _tendon_builder()
+    with pytest.raises(exc, match=match):
+        call(b, ix)

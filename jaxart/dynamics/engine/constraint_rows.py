@@ -15,7 +15,10 @@ all articulation blocks (``N = A·D``, the world layout of :mod:`jaxart.dynamics
   model's initial configuration (forward kinematics of ``Model.joint_q``).
 * **WELD**: ``x2·anchor − x1·relpose.p`` (3 rows) and ``torquescale ×`` the rotation vector of
   ``q2 (q1 q_rel)⁻¹`` (3 rows).
-* **JOINT**: ``q1 − Σ c_k q2^k``; **mimic**: ``q0 − coef0 − coef1·q1`` (1 row each).
+* **JOINT**: ``q1 − Σ c_k q2^k`` (``q``: a scalar joint's coordinate or one D6 DOF's); **mimic**:
+  ``q0 − coef0 − coef1·q1``; **TENDON**: ``L1 − Σ c_k L2^k`` with the tendon lengths and their Jacobian rows
+  (:func:`~jaxart.dynamics.tendon_jacobian.tendon_jacobian`) (1 row each; the law
+  :func:`~jaxart.laws.equality.polynomial_coupling`).
 * **hard DISTANCE limit** (a DISTANCE joint, tree or loop, whose first DOF has a finite limit and
   ``limit_ke = limit_kd = 0``): ``|p_C − p_P| − d_lim`` (1 row), gated by its activity: on for a step when the
   distance predicted from the step's start, ``d + dt·ḋ``, is beyond ``max_distance`` or below ``min_distance``
@@ -38,8 +41,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.engine.tendon_terms import flat_dof_rows
 from jaxart.dynamics.layout import DynamicsLayout, body_slot_masks
-from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
+from jaxart.dynamics.tendon_forces import tendon_kinematics
+from jaxart.dynamics.tendon_jacobian import tendon_jacobian
+from jaxart.laws.equality import connect_anchor2, mimic_polynomial, polynomial_coupling
 from jaxart.math import quat_conjugate, quat_mul, quat_rotate, safe_normalize, transform_mul, transform_point
 from jaxart.sim.enums import EqType, JointType
 
@@ -55,8 +61,10 @@ class ConstraintPlan(NamedTuple):
         loops: ``(joint, parent, child, n_linear, n_angular, first_dof)`` of every enforced loop joint.
         connect: ``(constraint, body1, body2)`` of CONNECT constraints (enabled or not).
         weld: ``(constraint, body1, body2)`` of WELD constraints.
-        joint: ``(constraint, q1, dof1, q2, dof2)`` of JOINT constraints (−1: no reference joint).
+        joint: ``(constraint, q1, dof1, q2, dof2)`` of JOINT constraints (coordinate and DOF indices; −1: no
+            reference joint).
         mimic: ``(constraint, q0, dof0, q1, dof1)`` of mimic constraints.
+        tendon: ``(constraint, tendon1, tendon2)`` of TENDON constraints (−1: no reference tendon).
         distance: ``(joint, parent, child, first_dof)`` of DISTANCE joints with hard distance limits.
     """
 
@@ -66,11 +74,13 @@ class ConstraintPlan(NamedTuple):
     joint: tuple
     mimic: tuple
     distance: tuple = ()
+    tendon: tuple = ()
 
     @property
     def empty(self) -> bool:
         """Whether there is no row."""
-        return not (self.loops or self.connect or self.weld or self.joint or self.mimic or self.distance)
+        return not (self.loops or self.connect or self.weld or self.joint or self.mimic or self.distance
+                    or self.tendon)
 
 
 def constraint_plan(model, *, ignore_loop_joints: bool = False) -> ConstraintPlan:
@@ -116,13 +126,17 @@ def _plan(topo, eq, ignore_loop_joints: bool, hard: tuple | None = None) -> Cons
                 nl, na = 0, 3
             loops.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), nl, na,
                           int(qs[j])))
-    groups = {EqType.CONNECT: [], EqType.WELD: [], EqType.JOINT: []}
+    groups = {EqType.CONNECT: [], EqType.WELD: [], EqType.JOINT: [], EqType.TENDON: []}
     for k in range(eq.equality_constraint_count):
         t = EqType(int(eq.equality_constraint_type.array[k]))
         if t == EqType.JOINT:
             j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])
-            ref = (int(qst[j2]), int(qs[j2])) if j2 >= 0 else (-1, -1)
-            groups[t].append((k, int(qst[j1]), int(qs[j1]), *ref))
+            d1, d2 = int(eq.equality_constraint_dof1.array[k]), int(eq.equality_constraint_dof2.array[k])
+            ref = (int(qst[j2]) + d2, int(qs[j2]) + d2) if j2 >= 0 else (-1, -1)
+            groups[t].append((k, int(qst[j1]) + d1, int(qs[j1]) + d1, *ref))
+        elif t == EqType.TENDON:
+            groups[t].append((k, int(eq.equality_constraint_tendon1.array[k]),
+                              int(eq.equality_constraint_tendon2.array[k])))
         else:
             b1, b2 = eq.equality_constraint_body1.array[k], eq.equality_constraint_body2.array[k]
             groups[t].append((k, int(b1), int(b2)))
@@ -137,7 +151,8 @@ def _plan(topo, eq, ignore_loop_joints: bool, hard: tuple | None = None) -> Cons
             continue
         distance.append((int(j), int(topo.joint_parent.array[j]), int(topo.joint_child.array[j]), int(qs[j])))
     return ConstraintPlan(loops=tuple(loops), connect=tuple(groups[EqType.CONNECT]), weld=tuple(groups[EqType.WELD]),
-                          joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic), distance=tuple(distance))
+                          joint=tuple(groups[EqType.JOINT]), mimic=tuple(mimic), distance=tuple(distance),
+                          tendon=tuple(groups[EqType.TENDON]))
 
 
 class BodyFrames:
@@ -287,9 +302,27 @@ def _coordinate_row(joint_q, n_slots: int, slot_of: np.ndarray, coef, a: tuple, 
     """
     (qa, da), (qb, db) = a, b
     x = joint_q[qb].astype(dtype) if qb >= 0 else jnp.zeros((), dtype)
-    value, slope = joint_polynomial(coef, x)
+    err, slope = polynomial_coupling(coef, joint_q[qa].astype(dtype), x)
     row = _unit(n_slots, slot_of, da, dtype) - (slope * _unit(n_slots, slot_of, db, dtype) if qb >= 0 else 0.0)
-    return row[None], (joint_q[qa].astype(dtype) - value)[None]
+    return row[None], err[None]
+
+
+def _tendon_rows(model, lay: DynamicsLayout, terms, joint_q, plan: ConstraintPlan, dtype):
+    """TENDON rows ``L1 − P(L2)`` with the Jacobian ``J1 − P'(L2) J2`` over the flat slots."""
+    if not plan.tendon:
+        return []
+    zeros_qd = jnp.zeros((model.joint_dof_count,), dtype)
+    length = tendon_kinematics(model, joint_q, zeros_qd, terms.body_q, jnp.zeros_like(terms.body_q[:, :6]))[0]
+    jac = flat_dof_rows(lay, tendon_jacobian(model, joint_q, terms.body_q)).astype(dtype)
+    on = model.equality_constraint_enabled.astype(dtype)
+    out = []
+    for k, t1, t2 in plan.tendon:
+        coef = model.equality_constraint_polycoef[k].astype(dtype)
+        x2 = length[t2].astype(dtype) if t2 >= 0 else jnp.zeros((), dtype)
+        err, slope = polynomial_coupling(coef, length[t1].astype(dtype), x2)
+        row = jac[t1] - (slope * jac[t2] if t2 >= 0 else 0.0)
+        out += _gated([(row[None], err[None])], on[k])
+    return out
 
 
 def _unit(n: int, slot_of: np.ndarray, dof: int, dtype):
@@ -317,7 +350,7 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
         model: The model.
         lay: Its dynamics layout.
         terms: :class:`~jaxart.dynamics.motion.BlockTerms` of the configuration (poses, columns).
-        joint_q: ``(joint_coord_count,)`` coordinates (JOINT/mimic rows).
+        joint_q: ``(joint_coord_count,)`` coordinates (JOINT/mimic/TENDON rows).
         plan: :func:`constraint_plan` of the model.
         body_q0: ``(n, 7)`` body poses of the initial configuration (needed with CONNECT rows).
         with_enabled: Also return the ``(m,)`` row flags (1 for loop rows, the traced ``enabled`` flag of
@@ -333,6 +366,7 @@ def constraint_rows(model, lay: DynamicsLayout, terms, joint_q, plan: Constraint
     rows = [(*r, jnp.ones(r[1].shape, dtype)) for loop in plan.loops for r in _loop_rows(model, fr, loop)]
     rows += _equality_rows(model, fr, plan, body_q0)
     rows += _joint_rows(model, joint_q, fr.cols.shape[0], _slot_of(lay, model.joint_dof_count), plan, dtype)
+    rows += _tendon_rows(model, lay, terms, joint_q, plan, dtype)
     step = jnp.zeros((), dtype) if dt is None else jnp.asarray(dt, dtype)
     for entry in plan.distance:
         rows += _distance_rows(model, fr, entry, terms.qd.reshape(-1).astype(dtype), step)

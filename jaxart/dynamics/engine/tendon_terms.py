@@ -39,10 +39,10 @@ from jaxart.dynamics.tendon_forces import (
 )
 from jaxart.dynamics.tendon_jacobian import tendon_jacobian_rate
 
-__all__ = ["lowrank_apply", "lowrank_matrix", "tendon_step_loads"]
+__all__ = ["flat_dof_rows", "lowrank_apply", "lowrank_matrix", "tendon_step_loads"]
 
 
-def _flat_rows(lay: DynamicsLayout, jac: jnp.ndarray) -> jnp.ndarray:
+def flat_dof_rows(lay: DynamicsLayout, jac: jnp.ndarray) -> jnp.ndarray:
     """``(k, nd)`` DOF rows → ``(k, A·D)`` rows over the flat block slots (padding zero)."""
     ext = jnp.concatenate([jac, jnp.zeros((jac.shape[0], 1), jac.dtype)], axis=1)
     return ext[:, lay.dof_index.reshape(-1)]
@@ -51,14 +51,14 @@ def _flat_rows(lay: DynamicsLayout, jac: jnp.ndarray) -> jnp.ndarray:
 def lowrank_matrix(lay: DynamicsLayout, lowrank: tuple) -> jnp.ndarray:
     """``(A·D, A·D)`` world matrix ``Σ_k w_k j_k j_kᵀ`` of the rank-one rows ``lowrank = (J (k, nd), w (k,))``."""
     jac, w = lowrank
-    rows = _flat_rows(lay, jac)
+    rows = flat_dof_rows(lay, jac)
     return jnp.einsum("kn,km->nm", rows * w[:, None], rows)
 
 
 def lowrank_apply(lay: DynamicsLayout, lowrank: tuple, x: jnp.ndarray) -> jnp.ndarray:
     """``Σ_k w_k j_k (j_k · x)`` for a flat ``(A·D,)`` vector ``x`` (no matrix formed)."""
     jac, w = lowrank
-    rows = _flat_rows(lay, jac)
+    rows = flat_dof_rows(lay, jac)
     return (w * (rows @ x)) @ rows
 
 

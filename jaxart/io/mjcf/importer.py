@@ -24,10 +24,12 @@ actuatorfrcrange              ``effort_limit``
 position / velocity / motor   POSITION(_VELOCITY) / VELOCITY / EFFORT drives
                               (:mod:`jaxart.io.mjcf.actuators`)
 geoms, sites                  shapes, sites (:mod:`jaxart.io.mjcf.shapes`)
+plane ``size``                 infinite for collision; the half extents rays see (``shape_ray_extent``)
 hfield assets                 ``Heightfield`` shapes for world-body hfield geoms (compiled data)
 contact pair / exclude        explicit contact pairs with their own friction/solref/margin/gap
                               (:mod:`jaxart.io.mjcf.pairs`) / filter pairs
-equality connect/weld/joint   CONNECT / WELD / JOINT equality constraints (:mod:`jaxart.io.mjcf.equality`)
+equality connect/weld/joint/ CONNECT / WELD / JOINT (D6 DOFs too) / TENDON equality constraints
+tendon                        (:mod:`jaxart.io.mjcf.equality`)
 tendon fixed / spatial        FIXED / SPATIAL tendons (sites, sphere/cylinder wrapping, pulleys;
                               :mod:`jaxart.io.mjcf.tendons`); servos on
                               tendons → tendon drives (``target_ke/kd``), motors → ``Control.tendon_f``
@@ -49,7 +51,7 @@ keyframes                     ``qpos``, ``qvel``, ``act``, ``ctrl``, ``mpos``/``
                               (:mod:`jaxart.io.mjcf.keyframes`)
 ============================  ==========================================================================
 
-Unsupported features (tendon friction, tendon/flex/site equalities, most non-articulation sensors, per-pair
+Unsupported features (flex/site equalities, most non-articulation sensors, per-pair
 contact parameters, heightfields on moving bodies, flexes, other actuators, ball cone limits, off-axis
 gravity, …) are collected and reported in ONE ``UserWarning`` (``strict=True``: ``ValueError`` before the builder
 is touched).
@@ -260,8 +262,8 @@ class _Importer:
         self._add_shapes()
         refs = MjcfRefs(body_of=self._body_of, coord_start=self.out["coord_start"], coord_map=self.coord_map,
                         label=self.pre, geom_shape=self.geom_shapes, site_shape=self.site_shapes)
-        self.out["equalities"] = add_equalities(b, m, refs)
         self.out["tendons"] = add_tendons(b, m, refs, min_timeconst=self.min_tc)
+        self.out["equalities"] = add_equalities(b, m, refs, self.out["tendons"])
         self.out["sensors"] = add_sensors(b, m, SensorRefs(self._body_of, self.out["dof_start"], self.dof_map,
                                                            self.geom_shapes, self.site_shapes, self.out["tendons"],
                                                            self.pre))
@@ -369,6 +371,9 @@ class _Importer:
         add_collision_filters(self.b, m, shapes, self_collisions=self.self_collisions)
         add_contact_pairs(self.b, m, shapes, min_timeconst=self.min_tc)
         self.geom_shapes, self.site_shapes = shapes, sites
+        for g, shape in shapes.items():  # MuJoCo's rays see a plane's size (its collision is infinite)
+            if int(m.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_PLANE) and np.any(m.geom_size[g, :2] > 0.0):
+                self.b.shape_ray_extent[shape] = np.maximum(np.asarray(m.geom_size[g, :2], np.float64), 0.0)
         if m.opt.density or m.opt.viscosity:  # ellipsoid fluid model (jaxart.laws.fluid)
             for g, shape in shapes.items():
                 axes = fluid_semiaxes(m, g)

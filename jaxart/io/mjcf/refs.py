@@ -64,12 +64,3 @@ class MjcfRefs:
         starts = np.asarray(builder.joint_q_start)
         joint = int(np.searchsorted(starts, coord, side="right") - 1)
         return joint, coord - int(starts[joint])
-
-    def scalar_joint(self, builder, m, mj_joint: int, what: str) -> tuple[int, float]:
-        """(jaxart joint, MuJoCo qpos0) of a hinge/slide joint that ``what`` references.
-
-        Raises:
-            ValueError: The joint was not imported as a scalar joint (e.g. it became a D6 DOF).
-        """
-        joint, _ = self.joint_dof(builder, m, mj_joint, what)
-        return joint, float(m.qpos0[int(m.jnt_qposadr[mj_joint])])

@@ -149,9 +149,6 @@ def sensor_issues(m) -> list[str]:
 def _ray_issues(m) -> list[str]:
     """Geoms a jaxart rangefinder sees differently from MuJoCo's ``mj_ray``."""
     out = []
-    types = [int(t) for t in m.geom_type]
-    if any(t == int(mujoco.mjtGeom.mjGEOM_PLANE) and np.any(m.geom_size[g, :2] > 0.0) for g, t in enumerate(types)):
-        out.append("rangefinder: finite planes are imported infinite (MuJoCo's rays stop at the plane's size)")
     hidden = [g for g in range(m.ngeom) if m.geom_matid[g] < 0 and m.geom_rgba[g, 3] == 0.0]
     if hidden:
         out.append(f"rangefinder: {len(hidden)} transparent geom(s) are hit by jaxart's rays (MuJoCo skips them)")

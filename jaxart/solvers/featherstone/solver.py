@@ -12,7 +12,7 @@ loop-closing joints                         ✓ hard bilateral rows in the joint
 loop joints' drives, limits, armature,      ✓ along their free axes, implicit in the same solve (below);
 springs, damping, friction                    FREE/DISTANCE as the tree joints; DISTANCE: distance limits;
                                               ACCELERATION drives scaled by ``1/(J W Jᵀ)`` (below)
-equality CONNECT/WELD/JOINT, mimic          ✓ hard bilateral rows (see :mod:`jaxart.dynamics.engine.constraint_rows`);
+equality CONNECT/WELD/JOINT/TENDON, mimic   ✓ hard bilateral rows (see :mod:`jaxart.dynamics.engine.constraint_rows`);
                                               the traced ``enabled`` flags gate them at run time
                                               (no recompile; a model with any such constraint takes
                                               the dense world solve)

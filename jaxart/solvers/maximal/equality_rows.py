@@ -9,10 +9,13 @@ Semantics (all positions and directions in world coordinates, world = body ``bod
 * **WELD rotation**: ``θ`` = the rotation vector of ``q2 (q1 q_rel)⁻¹``, weighted by ``torquescale``
   (``0`` leaves the rotation free).
 * **coordinate** (JOINT / mimic): ``C = q_a − P(q_b)`` with ``P`` the polynomial ``Σ c_k q_b^k`` (JOINT; no
-  reference joint: ``c_0``) or ``coef0 + coef1·q_b`` (mimic). The coordinates of the scalar joints are those
-  of the drives: PRISMATIC (1 linear DOF) ``q = a_p·(x_c − x_p)`` with gradient ``a_p`` on the child anchor
-  and ``−a_p`` on the parent at the same point; REVOLUTE (1 angular DOF) the twist angle of ``q_p⁻¹ q_c`` with
-  gradient the world axis, unwrapped to the nearest copy of the step-start ``joint_q``.
+  reference joint: ``c_0``) or ``coef0 + coef1·q_b`` (mimic). The coordinates are those of the drives: a linear
+  DOF (PRISMATIC, or a D6's) ``q = a_w·(x_c − x_p)`` with gradient ``a_w`` on the child anchor and ``−a_w`` on
+  the parent at the same point; an angular DOF (REVOLUTE's twist angle, a D6's Euler-chain angle) with its
+  world covector as gradient, unwrapped to the nearest copy of the step-start ``joint_q``.
+* **TENDON**: ``C = L_1 − P(L_2)`` with the tendon lengths and their per-body gradient entries of
+  :mod:`jaxart.solvers.maximal.tendons` (the entries of ``L_2`` scaled by ``−P'(L_2)``). The law of both
+  polynomial rows is :func:`~jaxart.laws.equality.polynomial_coupling`.
 
 SolverXPBD projects these as hard rows (:mod:`jaxart.solvers.xpbd.equality`), SolverSemiImplicit applies
 penalty springs along them (:mod:`jaxart.solvers.semi_implicit.equality`). The ``enabled`` flags are traced
@@ -29,13 +32,14 @@ import numpy as np
 
 from jaxart.kinematics.fk import eval_fk
 from jaxart.laws.angles import nearest_turn
-from jaxart.laws.equality import connect_anchor2, joint_polynomial, mimic_polynomial
+from jaxart.laws.equality import connect_anchor2, mimic_polynomial, polynomial_coupling
 from jaxart.math import quat_conjugate, quat_mul, transform_point
 from jaxart.sim.enums import EqType
 from jaxart.solvers.maximal.joints import joint_static, rotation_vector
+from jaxart.solvers.maximal.tendons import tendon_entries
 
-__all__ = ["EqualityData", "EqualityPlan", "coordinate_rows", "equality_data", "equality_plan", "weld_points",
-           "weld_rotation"]
+__all__ = ["EqualityData", "EqualityPlan", "coordinate_rows", "equality_data", "equality_plan", "tendon_rows",
+           "weld_points", "weld_rotation"]
 
 
 class EqualityPlan(NamedTuple):
@@ -48,7 +52,10 @@ class EqualityPlan(NamedTuple):
         crd_eq: ``(R_c,)`` constraint index (JOINT) or mimic index; ``crd_mimic`` ``(R_c,)`` bool.
         crd_joints: ``(R_c, 2)`` constrained and reference joint (−1: none).
         crd_bodies: ``(R_c, 4)`` child/parent bodies of the two joints (world for none).
-        crd_linear: ``(R_c, 2)`` bool: the joint's coordinate is linear (PRISMATIC-like).
+        crd_linear: ``(R_c, 2)`` bool: the coordinate is a linear DOF (else angular).
+        crd_axis: ``(R_c, 2)`` the DOF's index among its joint's linear (or angular) DOFs.
+        crd_coord: ``(R_c, 2)`` coordinate index of the DOF (``joint_coord_count`` for none).
+        ten_eq: ``(R_t,)`` TENDON constraints; ``ten_pair`` ``(R_t, 2)`` constrained and reference tendon (−1: none).
     """
 
     lin_eq: np.ndarray
@@ -61,11 +68,15 @@ class EqualityPlan(NamedTuple):
     crd_joints: np.ndarray
     crd_bodies: np.ndarray
     crd_linear: np.ndarray
+    crd_axis: np.ndarray
+    crd_coord: np.ndarray
+    ten_eq: np.ndarray
+    ten_pair: np.ndarray
 
     @property
     def empty(self) -> bool:
         """Whether there is no row."""
-        return not (len(self.lin_eq) or len(self.ang_eq) or len(self.crd_eq))
+        return not (len(self.lin_eq) or len(self.ang_eq) or len(self.crd_eq) or len(self.ten_eq))
 
 
 def equality_plan(model) -> EqualityPlan:
@@ -82,10 +93,12 @@ def _plan(topo, eq) -> EqualityPlan:
     b1, b2 = eq.equality_constraint_body1.array, eq.equality_constraint_body2.array
     lin = [k for k in range(len(types)) if types[k] in (EqType.CONNECT, EqType.WELD)]
     ang = [k for k in range(len(types)) if types[k] == EqType.WELD]
-    crd = [(k, False, int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k]))
-           for k in range(len(types)) if types[k] == EqType.JOINT]
-    crd += [(k, True, int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k]))
+    dof1, dof2 = eq.equality_constraint_dof1.array, eq.equality_constraint_dof2.array
+    crd = [(k, False, int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k]),
+            int(dof1[k]), int(dof2[k])) for k in range(len(types)) if types[k] == EqType.JOINT]
+    crd += [(k, True, int(eq.constraint_mimic_joint0.array[k]), int(eq.constraint_mimic_joint1.array[k]), 0, 0)
             for k in range(eq.constraint_mimic_count)]
+    ten = [k for k in range(len(types)) if types[k] == EqType.TENDON]
 
     def pair(rows):
         return np.array([[world(b1[k]), world(b2[k])] for k in rows], np.int32).reshape(-1, 2)
@@ -93,16 +106,24 @@ def _plan(topo, eq) -> EqualityPlan:
     def bodies(j):
         return (nb, nb) if j < 0 else (int(st.child[j]), int(st.parent[j]))
 
-    crd_bodies = np.array([[*bodies(ja), *bodies(jb)] for _, _, ja, jb in crd], np.int32).reshape(-1, 4)
-    crd_linear = np.array([[j >= 0 and st.n_lin[j] == 1 for j in (ja, jb)] for _, _, ja, jb in crd],
-                          bool).reshape(-1, 2)
+    qs = np.asarray(topo.joint_q_start.array)
+    dofs = [((ja, da), (jb, db)) for _, _, ja, jb, da, db in crd]
+    crd_linear = np.array([[j >= 0 and d < st.n_lin[j] for j, d in p] for p in dofs], bool).reshape(-1, 2)
+    crd_axis = np.array([[d - (0 if j < 0 or d < st.n_lin[j] else st.n_lin[j]) for j, d in p] for p in dofs],
+                        np.int32).reshape(-1, 2)
+    nq = int(qs[-1]) if len(qs) else 0
+    crd_coord = np.array([[qs[j] + d if j >= 0 else nq for j, d in p] for p in dofs], np.int32).reshape(-1, 2)
+    crd_bodies = np.array([[*bodies(c[2]), *bodies(c[3])] for c in crd], np.int32).reshape(-1, 4)
     lin_b, ang_b = pair(lin), pair(ang)
+    ten_pair = np.array([[eq.equality_constraint_tendon1.array[k], eq.equality_constraint_tendon2.array[k]]
+                         for k in ten], np.int32).reshape(-1, 2)
     return EqualityPlan(
         lin_eq=np.asarray(lin, np.int32), lin_bodies=lin_b, lin_connect=types[lin] == EqType.CONNECT,
         ang_eq=np.asarray(ang, np.int32), ang_bodies=ang_b,
         crd_eq=np.array([c[0] for c in crd], np.int32), crd_mimic=np.array([c[1] for c in crd], bool),
-        crd_joints=np.array([c[2:] for c in crd], np.int32).reshape(-1, 2), crd_bodies=crd_bodies,
-        crd_linear=crd_linear)
+        crd_joints=np.array([c[2:4] for c in crd], np.int32).reshape(-1, 2), crd_bodies=crd_bodies,
+        crd_linear=crd_linear, crd_axis=crd_axis, crd_coord=crd_coord, ten_eq=np.asarray(ten, np.int32),
+        ten_pair=ten_pair)
 
 
 class EqualityData(NamedTuple):
@@ -114,7 +135,9 @@ class EqualityData(NamedTuple):
     ang_scale: jnp.ndarray  # (R_a,) torquescale
     crd_coef: jnp.ndarray  # (R_c, 5) polynomial coefficients of P (mimic: coef0, coef1, 0, 0, 0)
     crd_q0: jnp.ndarray  # (R_c, 2) step-start coordinates of the two joints (unwrapping reference)
-    on: tuple  # (lin, ang, crd) enabled flags per row
+    ten_coef: jnp.ndarray  # (R_t, 5) TENDON polynomial coefficients
+    joint_q0: jnp.ndarray  # (joint_coord_count,) step-start coordinates (unwrapping reference of fixed tendons)
+    on: tuple  # (lin, ang, crd, ten) enabled flags per row
 
 
 def equality_data(model, plan: EqualityPlan, joint_q0, dtype) -> EqualityData:
@@ -138,14 +161,13 @@ def equality_data(model, plan: EqualityPlan, joint_q0, dtype) -> EqualityData:
     mim = _pick(mimic_polynomial(model.constraint_mimic_coef0.astype(f), model.constraint_mimic_coef1.astype(f)),
                 plan.crd_eq, mimic)
     coef = poly + mim
-    nq = model.joint_coord_count
-    qs = np.asarray(model.joint_q_start)
-    coord = np.where(plan.crd_joints >= 0, qs[plan.crd_joints.clip(0)], nq).astype(np.int32)
-    crd_q0 = jnp.concatenate([joint_q0.astype(f), jnp.zeros((1,), f)])[coord]
+    crd_q0 = jnp.concatenate([joint_q0.astype(f), jnp.zeros((1,), f)])[plan.crd_coord]
     eq_on = model.equality_constraint_enabled.astype(f)
     crd_on = _pick(eq_on, plan.crd_eq, ~mimic) + _pick(model.constraint_mimic_enabled.astype(f), plan.crd_eq, mimic)
     scale = model.equality_constraint_torquescale.astype(f)[plan.ang_eq]
-    return EqualityData(a1, a2, qrel, scale, coef, crd_q0, (eq_on[plan.lin_eq], eq_on[plan.ang_eq], crd_on))
+    ten_coef = model.equality_constraint_polycoef.astype(f)[plan.ten_eq]
+    return EqualityData(a1, a2, qrel, scale, coef, crd_q0, ten_coef, joint_q0.astype(f),
+                        (eq_on[plan.lin_eq], eq_on[plan.ang_eq], crd_on, eq_on[plan.ten_eq]))
 
 
 def _pick(values, idx: np.ndarray, use: np.ndarray):
@@ -165,20 +187,19 @@ def weld_rotation(q: jnp.ndarray, plan: EqualityPlan, d: EqualityData) -> jnp.nd
     return rotation_vector(quat_mul(q2, quat_conjugate(quat_mul(q1, d.ang_qrel))))
 
 
-def _coordinates(st, com_w, jc, joints: np.ndarray, linear: np.ndarray, q0):
+def _coordinates(st, com_w, jc, joints: np.ndarray, linear: np.ndarray, axis: np.ndarray, q0):
     """Coordinates ``(R,)`` (angles unwrapped to ``q0``) and entry gradients (child, parent) ``(R, 2, 3)`` ×2."""
     j = joints.clip(0)
-    lin_ax = jc.lin_axes[j, 0]
+    lin_ax = jc.lin_axes[j, axis]
     x_c = jc.fr.x_c[j, :3]
     r_c = x_c - com_w[st.child[j]]
     r_p = x_c - com_w[st.parent[j]]  # the parent's lever to the child anchor (the axis turns with the parent)
     lin_lin = jnp.stack([lin_ax, -lin_ax], 1)
     lin_ang = jnp.stack([jnp.cross(r_c, lin_ax), -jnp.cross(r_p, lin_ax)], 1)
-    g = jc.cov[j, 0]
+    g = jc.cov[j, axis]
     is_lin = jnp.asarray(linear)
-    angle = jc.angles[j, 0]
-    angle = nearest_turn(angle, q0)
-    q = jnp.where(is_lin, jc.q_lin[j, 0], angle)
+    angle = nearest_turn(jc.angles[j, axis], q0)
+    q = jnp.where(is_lin, jc.q_lin[j, axis], angle)
     lin = jnp.where(is_lin[:, None, None], lin_lin, 0.0)
     ang = jnp.where(is_lin[:, None, None], lin_ang, jnp.stack([g, -g], 1))
     none = jnp.asarray(joints < 0)
@@ -195,9 +216,36 @@ def coordinate_rows(model, com_w: jnp.ndarray, jc, plan: EqualityPlan, d: Equali
         plan, d: The rows.
     """
     st = joint_static(model.topology)
-    qa, lin_a, ang_a = _coordinates(st, com_w, jc, plan.crd_joints[:, 0], plan.crd_linear[:, 0], d.crd_q0[:, 0])
-    qb, lin_b, ang_b = _coordinates(st, com_w, jc, plan.crd_joints[:, 1], plan.crd_linear[:, 1], d.crd_q0[:, 1])
-    value, slope = joint_polynomial(d.crd_coef, qb)
+    qa, lin_a, ang_a = _coordinates(st, com_w, jc, plan.crd_joints[:, 0], plan.crd_linear[:, 0],
+                                    plan.crd_axis[:, 0], d.crd_q0[:, 0])
+    qb, lin_b, ang_b = _coordinates(st, com_w, jc, plan.crd_joints[:, 1], plan.crd_linear[:, 1],
+                                    plan.crd_axis[:, 1], d.crd_q0[:, 1])
+    err, slope = polynomial_coupling(d.crd_coef, qa, qb)
     lin = jnp.concatenate([lin_a, -slope[:, None, None] * lin_b], 1)
     ang = jnp.concatenate([ang_a, -slope[:, None, None] * ang_b], 1)
-    return lin, ang, qa - value
+    return lin, ang, err
+
+
+def tendon_rows(model, body_q: jnp.ndarray, plan: EqualityPlan, d: EqualityData):
+    """TENDON rows: body entries ``(R_t, 2K)``, linear and angular gradients ``(R_t, 2K, 3)`` and errors ``(R_t,)``.
+
+    Args:
+        model: The model.
+        body_q: ``(body_count, 7)`` poses (no world row).
+        plan, d: The rows.
+
+    Returns:
+        ``(bodies, lin, ang, err)``: ``bodies`` static numpy (``body_count`` = world / padding); the entries of the
+        constrained tendon, then the reference tendon's scaled by ``−P'(L_2)`` (zero without one).
+    """
+    te = tendon_entries(model, body_q, d.joint_q0)
+    t1, t2 = plan.ten_pair[:, 0], plan.ten_pair[:, 1]
+    has2 = jnp.asarray(t2 >= 0)
+    l2 = jnp.where(has2, te.length[t2.clip(0)], 0.0)
+    err, slope = polynomial_coupling(d.ten_coef, te.length[t1], l2)
+    scale = jnp.where(has2, slope, 0.0)[:, None, None]
+    nb = model.body_count
+    bodies = np.concatenate([te.bodies[t1], np.where((t2 >= 0)[:, None], te.bodies[t2.clip(0)], nb)], 1)
+    lin = jnp.concatenate([te.lin[t1], -scale * te.lin[t2.clip(0)]], 1).astype(body_q.dtype)
+    ang = jnp.concatenate([te.ang[t1], -scale * te.ang[t2.clip(0)]], 1).astype(body_q.dtype)
+    return bodies.astype(np.int32), lin, ang, err.astype(body_q.dtype)

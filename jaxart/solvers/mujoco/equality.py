@@ -13,7 +13,11 @@ which for a body with a tree joint is its child anchor ``body · joint_X_c``):
 * ``EqType.WELD`` → ``mjEQ_WELD``: ``data[0:3]`` anchor in body2, ``data[3:6]``/``data[6:10]``
   relpose position / quaternion (wxyz), ``data[10]`` torquescale.
 * ``EqType.JOINT`` → ``mjEQ_JOINT``: ``data[0:5]`` = polycoef (the bridge's hinge/slide ``qpos0``
-  is 0, so MuJoCo's offsets from ``qpos0`` equal jaxart's absolute coordinates).
+  is 0, so MuJoCo's offsets from ``qpos0`` equal jaxart's absolute coordinates); a D6 DOF names the DOF's own
+  MuJoCo joint.
+* ``EqType.TENDON`` → ``mjEQ_TENDON`` on the tendons of the same labels: MuJoCo's polynomial acts on the
+  offsets from ``tendon_length0`` (the lengths at the bridge's ``qpos0``), so after compiling ``data[0:5]`` is
+  set to jaxart's polycoef re-expanded about those lengths (:func:`~jaxart.laws.equality.offset_polycoef`).
 * Mimic → ``mjEQ_JOINT`` (follower = joint1, leader = joint2) with ``data[0:2] = (coef0, coef1)``.
 * ``enabled`` → ``eq_active0`` at conversion time, and at run time ``d.eq_active`` is set from the traced
   ``Model.equality_constraint_enabled`` / ``Model.constraint_mimic_enabled`` in every step
@@ -45,6 +49,7 @@ import jax
 import mujoco
 import numpy as np
 
+from jaxart.laws.equality import offset_polycoef
 from jaxart.sim.enums import EqType, JointType
 from jaxart.sim.validate import np_quat_mul, np_quat_rotate, np_transform_inverse, np_transform_mul
 from jaxart.solvers.mujoco.joints import mj_joint_names, model_initial_body_q
@@ -175,10 +180,16 @@ def eq_active(layout, model, base):
 
 
 def apply_equality_data(mj_model: mujoco.MjModel, rec) -> None:
-    """Overwrite the compiler's CONNECT body2 points (``eq_data[3:6]``) with the recorded ones."""
+    """Overwrite the compiler's CONNECT body2 points (``eq_data[3:6]``) with the recorded ones, and write the
+    TENDON polynomials as offsets from the compiled ``tendon_length0``."""
     for name, p2 in getattr(rec, "eq_anchor2", []):
         i = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
         mj_model.eq_data[i, 3:6] = p2
+    for name, coef in getattr(rec, "eq_tendon", []):
+        i = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
+        t1, t2 = int(mj_model.eq_obj1id[i]), int(mj_model.eq_obj2id[i])
+        l2 = float(mj_model.tendon_length0[t2]) if t2 >= 0 else 0.0
+        mj_model.eq_data[i, 0:5] = offset_polycoef(coef, -float(mj_model.tendon_length0[t1]), -l2)
 
 
 def _add_constraint(spec, h, fr: EqualityFrames, k: int, name: str, body_q, rec) -> None:
@@ -189,10 +200,19 @@ def _add_constraint(spec, h, fr: EqualityFrames, k: int, name: str, body_q, rec)
     if t == EqType.JOINT:
         e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_JOINT, objtype=mujoco.mjtObj.mjOBJ_JOINT)
         j1, j2 = int(eq.equality_constraint_joint1.array[k]), int(eq.equality_constraint_joint2.array[k])
-        e.name1 = mj_joint(h, j1, what)
+        e.name1 = mj_joint(h, j1, what, int(eq.equality_constraint_dof1.array[k]))
         if j2 >= 0:
-            e.name2 = mj_joint(h, j2, what)
+            e.name2 = mj_joint(h, j2, what, int(eq.equality_constraint_dof2.array[k]))
         e.data = _data(e, np.asarray(m.equality_constraint_polycoef[k], np.float64))
+        e.active = active
+        return
+    if t == EqType.TENDON:
+        e = spec.add_equality(name=name, type=mujoco.mjtEq.mjEQ_TENDON, objtype=mujoco.mjtObj.mjOBJ_TENDON)
+        t1, t2 = int(eq.equality_constraint_tendon1.array[k]), int(eq.equality_constraint_tendon2.array[k])
+        e.name1 = m.tendon.tendon_label[t1]
+        if t2 >= 0:
+            e.name2 = m.tendon.tendon_label[t2]
+        rec.eq_tendon.append((name, np.asarray(m.equality_constraint_polycoef[k], np.float64)))
         e.active = active
         return
     b1, b2 = int(eq.equality_constraint_body1.array[k]), int(eq.equality_constraint_body2.array[k])
@@ -256,13 +276,13 @@ def _add_loop_joint(spec, h, fr: EqualityFrames, j: int, names: set[str], rec) -
         rec.eq_anchor2.append((name, fr.point(c, a2)))
 
 
-def mj_joint(h, j: int, what: str) -> str:
-    """MuJoCo name of (the first MuJoCo joint of) joint ``j``: a tree joint or a loop joint with an auxiliary body;
-    other loop-closing joints have no MuJoCo joint."""
+def mj_joint(h, j: int, what: str, dof: int = 0) -> str:
+    """MuJoCo name of the MuJoCo joint of DOF ``dof`` (the first by default) of joint ``j``: a tree joint or a loop
+    joint with an auxiliary body; other loop-closing joints have no MuJoCo joint."""
     if h.topo.joint_articulation.array[j] < 0 and int(j) not in set(getattr(h, "aux_loops", ())):
         raise NotImplementedError(f"{what}: joint {h.joint_label[j]!r} is a loop-closing joint without an auxiliary "
                                   "body and has no MuJoCo joint to constrain")
-    return mj_joint_names(h, j)[0]
+    return mj_joint_names(h, j)[dof]
 
 
 def _data(e, values) -> np.ndarray:

@@ -134,6 +134,7 @@ class LayoutRecorder:
         self.ten_default = np.zeros((5, 0))
         self.body: dict[int, str] = {}
         self.eq_anchor2: list[tuple[str, np.ndarray]] = []  # (equality name, CONNECT body2 point): mujoco_equality
+        self.eq_tendon: list[tuple[str, np.ndarray]] = []  # (equality name, TENDON polycoef in jaxart's form)
         self.aux: list[tuple[str, str]] = []  # (auxiliary body, child body) of loop joints: mujoco_loops
         self.loop_rates: list[tuple] = []  # sites / angular gears of loop rate actuators: mujoco.loop_rates
         self.loop_axes: list[tuple] = []  # LoopAxes entries of the loop joints with an auxiliary body

@@ -1,4 +1,5 @@
-"""Equality and mimic constraints of ``SolverSemiImplicit`` as penalty springs (CONNECT, WELD, JOINT, mimic).
+"""Equality and mimic constraints of ``SolverSemiImplicit`` as penalty springs (CONNECT, WELD, JOINT, TENDON,
+mimic).
 
 The constraints are held like the solver's joints (:mod:`jaxart.solvers.maximal.penalty_joints`): by springs
 with the joint attachment gains ``ke = joint_attach_ke``, ``kd = joint_attach_kd`` along the rows of
@@ -9,7 +10,8 @@ torque ``λ J_ang`` with ``λ = −e (ke C + kd' Ċ)``:
 * CONNECT / WELD points: three rows ``C_i = (p2 − p1)_i`` (the attachment spring ``−ke (p2 − p1) − kd (ṗ2 − ṗ1)``
   on body 2 at ``p2``, its reaction on body 1 at ``p1``);
 * WELD rotation: three rows ``C_i = s θ_i`` (``s`` = torquescale), gradient ``±s`` about the world axes;
-* JOINT / mimic: ``C = q_a − P(q_b)`` with the coordinate gradients.
+* JOINT / mimic: ``C = q_a − P(q_b)`` with the coordinate gradients;
+* TENDON: ``C = L_1 − P(L_2)`` with the tendons' body entries (damping ``kd``).
 
 Angular rows (WELD rotations, JOINT/mimic rows whose constrained joint is angular) use ``kd' = 0.01 kd`` as
 Newton's angular attachment damping; the others ``kd' = kd``. ``e`` is the traced ``enabled`` flag, so a
@@ -27,6 +29,7 @@ from jaxart.solvers.maximal.equality_rows import (
     coordinate_rows,
     equality_data,
     equality_plan,
+    tendon_rows,
     weld_points,
     weld_rotation,
 )
@@ -76,6 +79,9 @@ def equality_wrenches(model, state, *, attach_ke: float, attach_kd: float) -> jn
         lin, ang, c = coordinate_rows(model, com_w, jc, plan, d)
         scale = np.where(plan.crd_linear[:, 0], 1.0, ANGULAR_DAMPING_SCALE)
         rows.append((plan.crd_bodies, lin[:, None], ang[:, None], c[:, None], d.on[2], scale))
+    if len(plan.ten_eq):
+        bodies, lin, ang, c = tendon_rows(model, state.body_q, plan, d)
+        rows.append((bodies, lin[:, None], ang[:, None], c[:, None], d.on[3], 1.0))
     force = jnp.zeros((nb, 3), dtype)
     torque = jnp.zeros((nb, 3), dtype)
     for bodies, lin, ang, c, on, kd_scale in rows:

@@ -41,7 +41,7 @@ fixed/spatial tendons, tendon actuators     ✓ explicit: spring, damping, penal
 ``tendon_armature``                         ✓ the armature force ``−a L̈`` of the step's accelerations: a
                                               small system over the tendons with armature couples the
                                               bodies along them (:mod:`.tendon_armature`)
-equality CONNECT/WELD/JOINT, mimic          ✓ penalty springs ``joint_attach_ke/kd`` along the rows
+equality CONNECT/WELD/JOINT/TENDON, mimic   ✓ penalty springs ``joint_attach_ke/kd`` along the rows
                                               (:mod:`jaxart.solvers.semi_implicit.equality`); the
                                               traced ``enabled`` flags switch them without recompiling
 armature, friction, effort/velocity limits  not modelled in maximal coordinates (as Newton)

@@ -1,4 +1,4 @@
-"""Equality and mimic constraints of SolverXPBD as hard positional rows (CONNECT, WELD, JOINT, mimic).
+"""Equality and mimic constraints of SolverXPBD as hard positional rows (CONNECT, WELD, JOINT, TENDON, mimic).
 
 Each round of the projection, after the joint rows, solves all equality rows together. The row geometry
 (points, rotations and coordinates, world = body ``body_count``) is shared with SolverSemiImplicit
@@ -9,8 +9,10 @@ Each round of the projection, after the joint rows, solves all equality rows tog
   anchors).
 * **angular** (one row per WELD): ``C = torquescale·|θ|`` along ``θ/|θ|``.
 * **coordinate** (one row per JOINT / mimic): ``C = q_a − P(q_b)``.
+* **tendon** (one row per TENDON): ``C = L_1 − P(L_2)`` over the tendons' body entries.
 
-Every row ``r`` has up to four body entries (linear and angular gradients ``J_r``). The rows are hard (zero
+Every row ``r`` has up to four body entries (a TENDON row: its tendons' entries; linear and angular gradients
+``J_r``). The rows are hard (zero
 compliance, no multiplier carried) and solved as one block: ``Δλ = −W⁻¹ C`` with ``W = J M⁻¹ Jᵀ`` over the
 bodies they share (a few rows: a dense ``(R, R)`` solve), so coupled rows (a mimic and a JOINT on one leader,
 a WELD's linear and angular rows) are projected exactly to first order instead of under-relaxed. The traced
@@ -30,6 +32,7 @@ from jaxart.solvers.maximal.equality_rows import (
     coordinate_rows,
     equality_data,
     equality_plan,
+    tendon_rows,
     weld_points,
     weld_rotation,
 )
@@ -101,7 +104,13 @@ def solve_equality(model, plan: EqualityPlan, data: EqualityData, q, inv_m, inv_
                             (plan.crd_eq, lambda: _coordinate_rows(model, b, plan, data), plan.crd_bodies)):
         if len(rows):  # static
             parts.append(make())
-            bodies.append(np.concatenate([ids, np.full((len(ids), 4 - ids.shape[1]), nb, np.int32)], 1))
-    lin, ang, c = (jnp.concatenate([p[i] for p in parts]) for i in range(3))
+            bodies.append(ids)
+    if len(plan.ten_eq):
+        ids, lin_t, ang_t, c_t = tendon_rows(model, b.q[:-1], plan, data)
+        parts.append((lin_t, ang_t, c_t))
+        bodies.append(ids)
+    k = max(4, *(ids.shape[1] for ids in bodies))
+    bodies = [np.concatenate([ids, np.full((len(ids), k - ids.shape[1]), nb, np.int32)], 1) for ids in bodies]
+    lin, ang, c = (jnp.concatenate([_pad(p[i], k) if i < 2 else p[i] for p in parts]) for i in range(3))
     p, a = _block_solve(b, np.concatenate(bodies), lin, ang, c, jnp.concatenate(list(data.on)))
     return apply_impulses(model, b, None, p, a)

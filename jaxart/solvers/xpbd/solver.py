@@ -46,7 +46,7 @@ contacts                                    ✓ normal, static/dynamic friction,
 kinematic bodies                            ✓ infinite mass, passed through unchanged
 stateful actuators, mocap, fluid            ✓ by ``SolverBase.step`` (:func:`~jaxart.solvers.base.step_with_inputs`)
 joint compliance                            ✓ ``joint_linear/angular_compliance`` [m/N, rad/(N·m)]
-equality CONNECT/WELD/JOINT, mimic          ✓ hard positional rows after the joint rows each round
+equality CONNECT/WELD/JOINT/TENDON, mimic   ✓ hard positional rows after the joint rows each round
                                               (:mod:`jaxart.solvers.xpbd.equality`); the traced
                                               ``enabled`` flags switch them at run time (no recompile)
 fixed/spatial tendons, tendon actuators     ✓ spring, damping, armature and actuator drive as one compliant
