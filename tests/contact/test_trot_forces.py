@@ -278,6 +278,7 @@ def test_two_second_trot_foot_forces_match_mujoco():
 def test_first_half_second_of_the_trot_matches_mujoco():
     """Start-up, stride and lift ramping up (the default-tier variant; compiling dominates its ~30 s): measured
     2.7 % / 16 % of the weight (per-foot normal rms / max), net tangential 2.1 % / 1.5 % rms and 7.6 % / 3.9 % max,
-    height 1.0 mm, speed 0.006 m/s."""
+    height 1.0 mm, speed 0.006 m/s. A 4x softer floor (7.0 % / 37 % normal, 21 % net max) or ``μ = 1`` in jaxart's
+    model (5.0 % / 30 % normal) fails; ``μ = 0.15`` does not (the friction shows in the speed later on)."""
     check_trot(0.5, {"normal_rms": 0.04, "normal_max": 0.22, "net_rms": 0.03, "net_max": 0.10, "height": 2e-3,
                      "speed": 0.02})
