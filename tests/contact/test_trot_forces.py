@@ -51,6 +51,7 @@ import jax.numpy as jnp  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from numpy.typing import ArrayLike  # noqa: E402
 
 import jaxart  # noqa: E402
 from jaxart.contact.implicit import contact_law, linearize  # noqa: E402
@@ -62,7 +63,8 @@ LEGS = ("fl", "fr", "rl", "rr")
 KP, KV = 100.0, 2.0  # servo gains [N·m/rad], [N·m·s/rad]
 MU = 0.3  # friction coefficient of the feet and the floor
 HEIGHT, STRIDE, LIFT, FREQ, RAMP = 0.36, 0.08, 0.04, 2.0, 0.5  # foot below hip, stroke, swing lift [m]; [Hz]; [s]
-HIPS = np.array([[0.18, 0.15, 0.0], [0.18, -0.15, 0.0], [-0.18, 0.15, 0.0], [-0.18, -0.15, 0.0]])  # torso frame [m]
+# hip pitch joints of fl, fr, rl, rr in the torso frame [m]
+HIPS = np.array([[0.18, 0.15, 0.0], [0.18, -0.15, 0.0], [-0.18, 0.15, 0.0], [-0.18, -0.15, 0.0]])
 GAINS = {"tilt": 1.0, "tilt_rate": 0.05, "height": 1.0, "climb": 0.05, "speed": 0.1}  # [-], [s], [-], [s], [s]
 WINDOW = 25  # moving-average window of the compared forces [steps] (50 ms)
 
@@ -81,7 +83,7 @@ def trot_mjcf(mu: float = MU) -> str:
     return text
 
 
-def leg_ik(x, z, xp=np):
+def leg_ik(x: ArrayLike, z: ArrayLike, xp=np) -> tuple:
     """Hip pitch and knee angles [rad] that put the foot at ``(x, z)`` [m] in the hip's frame (leg in its plane).
 
     Thigh ``(-0.08, -0.2)`` and calf ``(0.08, -0.2)`` at zero angles; a negative knee folds the leg.
@@ -94,8 +96,8 @@ def leg_ik(x, z, xp=np):
     return xp.arctan2(vz, vx) - xp.arctan2(z, x), knee
 
 
-def foot_path(t, xp=np):
-    """``(x, z)`` ``(4,)`` nominal foot positions [m] in the hips' frames at time ``t`` [s].
+def foot_path(t: ArrayLike, xp=np) -> tuple:
+    """``(x, z, ramp)``: ``(4,)`` nominal foot positions [m] in the hips' frames at time ``t`` [s], the ramp [-].
 
     Stance (first half of a leg's cycle): straight back from ``+s/2`` to ``-s/2``; swing: a cubic forward whose end
     speeds equal the stance speed, lifted by ``LIFT (1 - cos 2πw)/2``. Stride and lift ramp up over ``RAMP``.
@@ -112,7 +114,7 @@ def foot_path(t, xp=np):
     return x, z, ramp
 
 
-def servo_targets(t, torso, xp=np):
+def servo_targets(t: ArrayLike, torso: tuple, xp=np) -> ArrayLike:
     """``(12,)`` servo targets [rad] (legs fl, fr, rl, rr; abduction, hip pitch, knee) from the torso's state.
 
     Args:
@@ -164,13 +166,15 @@ def mujoco_trot(xml: str, steps: int) -> dict:
     return out
 
 
-def applied_foot_forces(model, solvers, s, control, contacts, nxt, calves):
+def applied_foot_forces(model: jaxart.Model, solvers: tuple, step: tuple, calves: list) -> jax.Array:
     """``(4, 3)`` world force [N] the step ``s → nxt`` applied to each foot (summed over its rows).
 
     The step's last solve applies the law linearised at the previous solve's row velocities, evaluated at the
-    returned ones; ``solvers[1]`` (one solve fewer) gives the previous solve's velocities.
+    returned ones; ``solvers[1]`` (one solve fewer) gives the previous solve's velocities. ``step`` is
+    ``(s, control, contacts, nxt)``: the step's state, control, contacts and returned state.
     """
     solver, first = solvers
+    s, control, contacts, nxt = step
     law, _ = contact_law(model, s, contacts, DT, stiction_velocity=solver.stiction_velocity,
                          activation_length=solver.contact_activation_length)
 
@@ -194,7 +198,7 @@ def applied_foot_forces(model, solvers, s, control, contacts, nxt, calves):
                               - jnp.where(on & (law.body_a == b)[:, None], f, 0.0), axis=0) for b in calves])
 
 
-def jaxart_trot(model, steps: int, iterations: int = 2) -> dict:
+def jaxart_trot(model: jaxart.Model, steps: int, iterations: int = 2) -> dict:
     """jaxart's trot (``SolverFeatherstone``, implicit contact law with ``iterations`` solves, 2 by default): the
     fields of :func:`mujoco_trot` and ``"momentum"`` ``(steps, 3)``: the robot's rate of linear momentum minus its
     weight [N]."""
@@ -213,7 +217,7 @@ def jaxart_trot(model, steps: int, iterations: int = 2) -> dict:
         control = control0.replace(joint_target_q=control0.joint_target_q.at[7:].set(servo_targets(i * DT, torso, jnp)))
         contacts = model.collide(s)
         nxt = solvers[0].step(s, control, contacts, DT)
-        feet = applied_foot_forces(model, solvers, s, control, contacts, nxt, calves)
+        feet = applied_foot_forces(model, solvers, (s, control, contacts, nxt), calves)
         momentum = lambda x: jnp.sum(model.body_mass[:, None] * x.body_qd[:, :3], axis=0)  # noqa: E731
         return nxt, {"pos": nxt.body_q[0, :3], "vel": nxt.body_qd[0, :3], "feet": feet,
                      "momentum": (momentum(nxt) - momentum(s)) / DT - mass * model.gravity}
@@ -222,7 +226,7 @@ def jaxart_trot(model, steps: int, iterations: int = 2) -> dict:
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def trot_model(xml: str):
+def trot_model(xml: str) -> jaxart.Model:
     """jaxart's model of ``xml`` (float64; import warnings silenced)."""
     b = jaxart.ModelBuilder()
     with warnings.catch_warnings():
@@ -249,7 +253,7 @@ def agreement(ours: dict, theirs: dict, weight: float) -> dict:
             "height": np.abs(ours["pos"][:, 2] - theirs["pos"][:, 2]).max(), "speed": np.abs(speed).max()}
 
 
-def check_trot(seconds: float, tol: dict, model=None) -> dict:
+def check_trot(seconds: float, tol: dict, model: jaxart.Model | None = None) -> dict:
     """Run both trots for ``seconds`` and assert the agreement within ``tol``; returns the measured errors."""
     xml = trot_mjcf()
     model = trot_model(xml) if model is None else model
