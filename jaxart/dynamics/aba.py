@@ -36,6 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from jaxart.dynamics.engine import lane_spatial as ls
 from jaxart.dynamics.engine.aba_schedule import aba_schedule
@@ -301,20 +302,21 @@ def aba_terms(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, bod
     return AbaTerms(s=geometry[0], vel=geometry[3], c=c, i_dof=i_dof, p_dof=p_dof, tau=tau, extra=extra)
 
 
-class DofLoads(NamedTuple):
+@struct.dataclass
+class DofLoads:
     """Inertias and bias wrenches added to the attached ones of a few DOFs, in the lane layout.
 
     Attributes:
-        dofs: Static tuple of the ``k`` distinct DOFs that carry them.
+        dofs: Static tuple of the ``k`` distinct DOFs that carry them (not a pytree leaf).
         impedance: 21-tuple (:data:`~jaxart.dynamics.engine.lane_spatial.SYM_PAIRS` order) of ``(k, L)`` symmetric
             6×6 inertias added to the DOFs' attached inertias (world-origin Plücker), e.g. implicit contact
             impedances (:mod:`jaxart.solvers.featherstone.aba_contact`).
         bias: 6-tuple of ``(k, L)`` wrenches added to the DOFs' attached bias wrenches.
     """
 
-    dofs: tuple
-    impedance: tuple
-    bias: tuple
+    dofs: tuple = struct.field(pytree_node=False)
+    impedance: tuple = ()
+    bias: tuple = ()
 
 
 def aba_solve(model, terms: AbaTerms, loads: DofLoads | None = None) -> jnp.ndarray:
