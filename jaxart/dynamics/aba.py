@@ -36,6 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 
 from jaxart.dynamics.engine import lane_spatial as ls
 from jaxart.dynamics.engine.aba_schedule import aba_schedule
@@ -159,6 +160,28 @@ def _forward_run(run, xs, init, lanes_: int):
     return _scan(level, init, (*xs, run.parent_pos.astype(np.int32)))
 
 
+def _loads_at(loads, table: np.ndarray, values: str) -> tuple | None:
+    """``table.shape + (L,)`` components of ``loads.<values>`` placed at the entries of the static DOF ``table`` that
+    carry a load (zero elsewhere), or ``None`` where none does. A concatenation of the few loaded rows and zero rows:
+    one elementwise loop per component, not a gather over all DOFs."""
+    if loads is None:
+        return None
+    slot = {d: i for i, d in enumerate(loads.dofs)}
+    hits = [slot.get(int(d), -1) for d in np.asarray(table).reshape(-1)]
+    if all(h < 0 for h in hits):
+        return None
+
+    def place(x):
+        zero = jnp.zeros_like(x[:1])
+        return jnp.concatenate([zero if h < 0 else x[h:h + 1] for h in hits]).reshape(*np.shape(table), x.shape[-1])
+
+    return tuple(place(x) for x in getattr(loads, values))
+
+
+def _plus(values: tuple, extra: tuple | None) -> tuple:
+    return values if extra is None else tuple(a + b for a, b in zip(values, extra, strict=True))
+
+
 def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
     """Both passes over the runs of levels (and the root blocks); returns ``(nd, L)`` accelerations."""
     dtype = per_dof[0][0].dtype
@@ -169,8 +192,9 @@ def _solve(sched, per_dof, lanes_: int, tiny) -> jnp.ndarray:
     for r in reversed(range(len(runs))):
         run = runs[r]
         take = lambda t, run=run: tuple(take_rows(x, run.level_dof) for x in t)  # noqa: E731
-        imp = None if per_dof[6] is None else take(per_dof[6])
-        lv = (*(take(t) for t in per_dof[:4]), *(take_rows(x, run.level_dof) for x in per_dof[4:6]), imp)
+        imp = _loads_at(per_dof[6], run.level_dof, "impedance")
+        p = _plus(take(per_dof[3]), _loads_at(per_dof[6], run.level_dof, "bias"))
+        lv = (*(take(t) for t in per_dof[:3]), p, *(take_rows(x, run.level_dof) for x in per_dof[4:6]), imp)
         if carry is None:
             init = (zeros(21, run.width), zeros(6, run.width))
         else:
@@ -208,13 +232,15 @@ def _root_blocks(blocks, per_dof, first_level, lanes_: int) -> tuple[jnp.ndarray
     Returns:
         ``(q̈ (M, R, L), body accelerations (6-tuple of (R, L)))``.
     """
-    s, c, i_dof, p_dof, tau, extra, imp = per_dof
+    s, c, i_dof, p_dof, tau, extra, loads = per_dof
     ch, dof = blocks.children, blocks.dof
     m, r = dof.shape[1], dof.shape[0]
     kids = lambda x: sum(take_rows(x, ch[:, k]) for k in range(ch.shape[1]))  # noqa: E731
-    ia = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(_sym_inertia(i_dof, imp), first_level[0],
-                                                                    strict=True))
-    pa = tuple(take_rows(a, blocks.last) + kids(b) for a, b in zip(p_dof, first_level[1], strict=True))
+    last = lambda t: tuple(take_rows(x, blocks.last) for x in t)  # noqa: E731
+    own_i = _sym_inertia(last(i_dof), _loads_at(loads, blocks.last, "impedance"))
+    own_p = _plus(last(p_dof), _loads_at(loads, blocks.last, "bias"))
+    ia = tuple(a + kids(b) for a, b in zip(own_i, first_level[0], strict=True))
+    pa = tuple(a + kids(b) for a, b in zip(own_p, first_level[1], strict=True))
     cols = [tuple(take_rows(x, dof[:, k]) for x in s) for k in range(m)]
     c_sum = tuple(sum(take_rows(x, dof[:, k]) for k in range(m)) for x in c)
     # padding columns (S = 0, τ = 0) get a unit pivot: their q̈ is 0
@@ -276,22 +302,37 @@ def aba_terms(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, bod
     return AbaTerms(s=geometry[0], vel=geometry[3], c=c, i_dof=i_dof, p_dof=p_dof, tau=tau, extra=extra)
 
 
-def aba_solve(model, terms: AbaTerms, impedance: tuple | None = None, bias: tuple | None = None) -> jnp.ndarray:
-    """Both passes of the algorithm over :func:`aba_terms`, optionally with per-DOF added inertias.
+@struct.dataclass
+class DofLoads:
+    """Inertias and bias wrenches added to the attached ones of a few DOFs, in the lane layout.
+
+    Attributes:
+        dofs: Static tuple of the ``k`` distinct DOFs that carry them (not a pytree leaf).
+        impedance: 21-tuple (:data:`~jaxart.dynamics.engine.lane_spatial.SYM_PAIRS` order) of ``(k, L)`` symmetric
+            6×6 inertias added to the DOFs' attached inertias (world-origin Plücker), e.g. implicit contact
+            impedances (:mod:`jaxart.solvers.featherstone.aba_contact`).
+        bias: 6-tuple of ``(k, L)`` wrenches added to the DOFs' attached bias wrenches.
+    """
+
+    dofs: tuple = struct.field(pytree_node=False)
+    impedance: tuple = ()
+    bias: tuple = ()
+
+
+def aba_solve(model, terms: AbaTerms, loads: DofLoads | None = None) -> jnp.ndarray:
+    """Both passes of the algorithm over :func:`aba_terms`, optionally with inertias added on a few DOFs.
 
     Args:
         model: The model.
         terms: :class:`AbaTerms`.
-        impedance: Optional 21-tuple of ``(nd + 1, L)`` symmetric 6×6 inertias added to the attached inertias
-            (implicit contact impedances, :mod:`jaxart.dynamics.engine.aba_contact`).
-        bias: Optional 6-tuple of ``(nd + 1, L)`` wrenches added to the attached biases.
+        loads: Optional :class:`DofLoads`.
 
     Returns:
         ``(nd, L)`` joint accelerations.
     """
-    p_dof = terms.p_dof if bias is None else tuple(a + b for a, b in zip(terms.p_dof, bias, strict=True))
-    per_dof = (terms.s, terms.c, terms.i_dof, p_dof, terms.tau, terms.extra, impedance)
-    lanes_ = max(x.shape[-1] for x in (*terms.s, *terms.c, *terms.i_dof, *p_dof, terms.tau, terms.extra))
+    per_dof = (terms.s, terms.c, terms.i_dof, terms.p_dof, terms.tau, terms.extra, loads)
+    lanes_ = max(x.shape[-1] for x in (*terms.s, *terms.c, *terms.i_dof, *terms.p_dof, terms.tau, terms.extra,
+                                        *(() if loads is None else (*loads.impedance, *loads.bias))))
     return _solve(aba_schedule(model), per_dof, lanes_, jnp.finfo(terms.tau.dtype).tiny)
 
 

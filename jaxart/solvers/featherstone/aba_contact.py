@@ -18,17 +18,19 @@ pass of the algorithm absorbs in ``O(n)``. It is the same linear system as the d
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.dynamics.aba import AbaTerms, DofLoads
 from jaxart.dynamics.engine import lane_spatial as ls
 from jaxart.dynamics.engine.aba_schedule import aba_schedule
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.math import soa
 from jaxart.math.static_index import take_rows
 
-__all__ = ["contact_dof_terms", "static_row_velocities", "static_side_only"]
+__all__ = ["RowFrame", "contact_dof_loads", "row_frame", "static_row_velocities", "static_side_only"]
 
 
 def static_side_only(bodies) -> bool:
@@ -36,10 +38,16 @@ def static_side_only(bodies) -> bool:
     return all(a < 0 or b < 0 for a, b in zip(*bodies, strict=True))
 
 
+class _Tables(NamedTuple):
+    body: np.ndarray  # (R,) moving body of each row (n: none)
+    sign: np.ndarray  # (R,) +1 when it is shape B's body, −1 when A's
+    ancestors: np.ndarray  # (n + 1, nd + 1) 0/1: DOFs each body moves with (last row and column zero)
+    dof_rows: tuple  # ((dof, (rows...)), ...): rows attached to each DOF that has any
+
+
 @functools.lru_cache(maxsize=64)
-def _tables(lay, sched, bodies: tuple, n: int, nd: int):
-    """Static per-row body, sign, the ``(n + 1, nd + 1)`` 0/1 matrix of each body's ancestor DOFs (last row and
-    column zero) and the rows attached to each DOF."""
+def _tables(lay, sched, bodies: tuple, n: int, nd: int) -> _Tables:
+    """Static per-row tables of static-side rows (see :class:`_Tables`)."""
     a, b = np.asarray(bodies[0]), np.asarray(bodies[1])
     body = np.where(b >= 0, b, np.where(a >= 0, a, n))
     sign = np.where(b >= 0, 1.0, -1.0)
@@ -54,11 +62,13 @@ def _tables(lay, sched, bodies: tuple, n: int, nd: int):
     att = np.full(n + 1, nd, np.int64)
     for d in range(nd):
         att[sched.attach[d][sched.attach[d] < n]] = d
-    rows = [np.flatnonzero(att[body] == d) for d in range(nd)]
-    dof_rows = np.full((nd + 1, max([len(r) for r in rows] + [1])), len(body), np.int64)
-    for d, r in enumerate(rows):
-        dof_rows[d, :len(r)] = r
-    return body, sign, ancestors, dof_rows
+    dof_rows = tuple((d, tuple(int(r) for r in np.flatnonzero(att[body] == d))) for d in range(nd)
+                     if np.any(att[body] == d))
+    return _Tables(body, sign, ancestors, dof_rows)
+
+
+def _row_tables(model, bodies: tuple) -> _Tables:
+    return _tables(dynamics_layout(model), aba_schedule(model), bodies, model.body_count, model.joint_dof_count)
 
 
 def _row_sums(ancestors: np.ndarray, body: np.ndarray, values: tuple) -> tuple:
@@ -85,63 +95,92 @@ def _impedance(p: tuple, n: tuple, alpha, beta) -> tuple:
     return tuple(beta * e_entry(i, j) + gamma * w_n[i] * w_n[j] for i, j in ls.SYM_PAIRS)
 
 
-def contact_dof_terms(model, rows, bodies: tuple, vel: tuple, c: tuple, dt) -> tuple[tuple, tuple]:
-    """Per-DOF impedance and bias of static-side contact rows for the ABA lane kernel.
+class RowFrame(NamedTuple):
+    """Per-row terms of static-side contact rows that stay fixed over the contact iterations (lane layout).
+
+    Attributes:
+        twist: Twists ``V_b`` of the rows' bodies (world-origin Plücker), 6-tuple of ``(R, L)``.
+        offset: ``V_b − dt·C_b`` with ``C_b = Σ_anc Ṡ q̇``, 6-tuple of ``(R, L)``.
+    """
+
+    twist: tuple
+    offset: tuple
+
+
+def row_frame(model, bodies: tuple, terms: AbaTerms, dt) -> RowFrame:
+    """The :class:`RowFrame` of static-side rows.
+
+    Args:
+        model: The model.
+        bodies: Static ``(body_a, body_b)`` tuples of the rows (every row has a static side).
+        terms: The step's :class:`~jaxart.dynamics.aba.AbaTerms` (twists ``vel``, velocity products ``c``).
+        dt: Time step [s].
+
+    Returns:
+        The :class:`RowFrame`.
+    """
+    n = model.body_count
+    tab = _row_tables(model, bodies)
+    v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in terms.vel)
+    twist = tuple(take_rows(x, tab.body) for x in v_ext)
+    c_row = _row_sums(tab.ancestors, tab.body, terms.c)
+    return RowFrame(twist=twist, offset=tuple(v - dt * cr for v, cr in zip(twist, c_row, strict=True)))
+
+
+def contact_dof_loads(model, rows, bodies: tuple, frame: RowFrame, dt) -> DofLoads | None:
+    """Impedances and bias wrenches of static-side contact rows on the DOFs their bodies are attached to.
 
     Args:
         model: The model.
         rows: :class:`~jaxart.contact.implicit.ImplicitContactRows` in the lane layout (``(R, ..., L)``
             leaves; body ids unused).
         bodies: Static ``(body_a, body_b)`` tuples of the rows (every row has a static side).
-        vel: Body twists, 6-tuple of ``(≥ n, L)`` (world-origin Plücker).
-        c: Per-DOF velocity products ``Ṡ q̇``, 6-tuple of ``(nd + 1, L)`` (last row zero).
+        frame: The rows' :class:`RowFrame`.
         dt: Time step [s].
 
     Returns:
-        ``(k, p)``: 21-tuple of ``(nd + 1, L)`` impedances ``dt·K`` and 6-tuple of ``(nd + 1, L)`` bias
-        wrenches to add to the attached inertias and biases of the DOFs the bodies are attached to.
+        :class:`~jaxart.dynamics.aba.DofLoads`: ``dt·K`` and ``K (V_b − dt·C_b) − s·F0`` summed per DOF (``None``
+        when no row has a moving body).
     """
-    n, nd = model.body_count, model.joint_dof_count
-    body, sign, ancestors, dof_rows = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
+    tab = _row_tables(model, bodies)
+    if not tab.dof_rows:
+        return None
     comps = lambda x: tuple(x[:, k] for k in range(3))  # noqa: E731
     p, normal, f0 = comps(rows.point), comps(rows.normal), comps(rows.force0)
     k0 = _impedance(p, normal, rows.alpha, rows.beta)
-    v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
-    v_row = tuple(take_rows(x, body) for x in v_ext)
-    c_row = _row_sums(ancestors, body, c)
-    s = jnp.asarray(sign, rows.alpha.dtype)[:, None]
+    s = jnp.asarray(tab.sign, rows.alpha.dtype)[:, None]
     f0w = (*f0, *soa.cross(p, f0))
-    arg = tuple(v - dt * cr for v, cr in zip(v_row, c_row, strict=True))
-    bias = tuple(kv - s * f for kv, f in zip(ls.sym_matvec(k0, arg), f0w, strict=True))
-    pad = lambda t: tuple(jnp.concatenate([x, jnp.zeros_like(x[:1])], axis=0) for x in t)  # noqa: E731
-    k_dof = ls.sum_rows(pad(tuple(dt * k for k in k0)), dof_rows)
-    p_dof = ls.sum_rows(pad(bias), dof_rows)
-    return k_dof, p_dof
+    bias = tuple(kv - s * f for kv, f in zip(ls.sym_matvec(k0, frame.offset), f0w, strict=True))
+
+    def per_dof(x):  # rows summed per DOF in row order: (k, L)
+        return jnp.concatenate([functools.reduce(jnp.add, (x[r:r + 1] for r in rs)) for _, rs in tab.dof_rows])
+
+    return DofLoads(dofs=tuple(d for d, _ in tab.dof_rows), impedance=tuple(per_dof(dt * k) for k in k0),
+                    bias=tuple(per_dof(x) for x in bias))
 
 
-def static_row_velocities(model, point, bodies: tuple, s: tuple, vel: tuple, dqd=None) -> jnp.ndarray:
+def static_row_velocities(model, point, bodies: tuple, frame: RowFrame, s: tuple | None = None,
+                          dqd=None) -> jnp.ndarray:
     """Row velocities ``u = v_B(p) − v_A(p)`` of static-side rows in the lane layout.
 
     Args:
         model: The model.
         point: ``(R, 3, L)`` world contact points [m].
         bodies: Static ``(body_a, body_b)`` tuples of the rows (every row has a static side).
-        s: DOF columns ``S``, 6-tuple of ``(nd + 1, L)`` (world-origin Plücker, last row padding).
-        vel: Body twists ``(v_at_world_origin, ω)``, 6-tuple of ``(≥ n, L)``.
+        frame: The rows' :class:`RowFrame` (twists of their bodies).
+        s: DOF columns ``S``, 6-tuple of ``(nd + 1, L)`` (world-origin Plücker, last row padding); with ``dqd``.
         dqd: Optional ``(nd, L)`` velocity change ``Δq̇`` (at the same configuration) added to the twists.
 
     Returns:
         ``(R, 3, L)`` row velocities [m/s].
     """
-    n, nd = model.body_count, model.joint_dof_count
-    body, sign, ancestors, _ = _tables(dynamics_layout(model), aba_schedule(model), bodies, n, nd)
-    v_ext = tuple(jnp.concatenate([x[:n], jnp.zeros_like(x[:1])], axis=0) for x in vel)
-    twist = tuple(take_rows(x, body) for x in v_ext)
+    tab = _row_tables(model, bodies)
+    twist = frame.twist
     if dqd is not None:
         dq = jnp.concatenate([dqd, jnp.zeros_like(dqd[:1])], axis=0)
         sdq = tuple(x * dq for x in s)
-        twist = tuple(t + x for t, x in zip(twist, _row_sums(ancestors, body, sdq), strict=True))
+        twist = tuple(t + x for t, x in zip(twist, _row_sums(tab.ancestors, tab.body, sdq), strict=True))
     p = tuple(point[:, k] for k in range(3))
     lin = soa.add(twist[:3], soa.cross(twist[3:], p))
-    sg = jnp.asarray(sign, point.dtype)[:, None]
+    sg = jnp.asarray(tab.sign, point.dtype)[:, None]
     return jnp.stack([sg * x for x in lin], axis=1)

@@ -5,7 +5,7 @@ previous iteration (the first at the start-of-step velocities) and solves the jo
 single worlds, derivatives and rows between two moving bodies by the dense world solve
 (:mod:`jaxart.dynamics.engine.dense_solve`, CRBA + Cholesky, implicit derivatives), batches whose rows all
 have a static side by the articulated-body algorithm with the rows as body impedances
-(:mod:`jaxart.dynamics.engine.aba_contact`, one pair of passes per iteration over terms computed once).
+(:mod:`jaxart.solvers.featherstone.aba_contact`, one pair of passes per iteration over terms computed once).
 Both evaluate the same sequence of linear systems.
 """
 
@@ -19,7 +19,7 @@ from jaxart.dynamics.engine.contact_terms import row_jacobians
 from jaxart.dynamics.layout import dynamics_layout
 from jaxart.dynamics.motion import block_terms
 from jaxart.dynamics.rnea import gather_dofs
-from jaxart.solvers.featherstone.aba_contact import contact_dof_terms, static_row_velocities
+from jaxart.solvers.featherstone.aba_contact import contact_dof_loads, row_frame, static_row_velocities
 
 __all__ = ["dense_contact_accelerations", "lane_contact_accelerations"]
 
@@ -68,11 +68,11 @@ def lane_contact_accelerations(model, forces: tuple, law: ContactLaw, bodies: tu
         ``(nd, L)`` joint accelerations.
     """
     terms = aba_terms(model, *forces)
-    u = static_row_velocities(model, law.point, bodies, terms.s, terms.vel)
+    frame = row_frame(model, bodies, terms, law.dt)  # per-row terms fixed over the iterations
+    u = static_row_velocities(model, law.point, bodies, frame)
     qdd = None
     for k in range(iterations):
-        impedance, bias = contact_dof_terms(model, linearize(law, u, first=k == 0), bodies, terms.vel, terms.c, law.dt)
-        qdd = aba_solve(model, terms, impedance, bias)
+        qdd = aba_solve(model, terms, contact_dof_loads(model, linearize(law, u, first=k == 0), bodies, frame, law.dt))
         if k + 1 < iterations:
-            u = static_row_velocities(model, law.point, bodies, terms.s, terms.vel, law.dt * qdd)
+            u = static_row_velocities(model, law.point, bodies, frame, terms.s, law.dt * qdd)
     return qdd

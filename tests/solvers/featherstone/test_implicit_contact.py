@@ -179,6 +179,27 @@ def test_batched_lane_kernel_matches_single_worlds(quadruped):
         np.testing.assert_allclose(np.asarray(out.body_q[i]), np.asarray(one.body_q), atol=1e-9)
 
 
+def test_batched_lane_kernel_matches_single_worlds_for_a_free_root_in_contact():
+    # the rows act on the FREE root's block (solved between the passes), not on a level of the tree
+    model, normal, _ = _box(0.3, mu=0.5)
+    solver = jaxart.solvers.SolverFeatherstone(model)
+    rng = np.random.default_rng(1)
+    batch = jax.tree_util.tree_map(lambda x: jnp.stack([x] * 3), model.state())
+    qd = 0.5 * rng.normal(size=batch.joint_qd.shape)
+    qd[:, :3] -= 0.5 * normal  # moving into the plane (and sliding, spinning)
+    qd = jnp.asarray(qd)
+    batch = batch.replace(joint_qd=qd, body_qd=qd[:, None])  # the root joint's velocity is the body's twist
+    step = lambda x: solver.step(x, None, model.collide(x), 5e-3)  # noqa: E731
+    out = jax.jit(jax.vmap(step))(batch)
+    one = jax.jit(step)
+    for i in range(3):
+        ref = one(jax.tree_util.tree_map(lambda x, i=i: x[i], batch))
+        free = solver.step(jax.tree_util.tree_map(lambda x, i=i: x[i], batch), None, None, 5e-3)
+        assert float(jnp.max(jnp.abs(ref.joint_qd - free.joint_qd))) > 0.1  # the contact acted
+        np.testing.assert_allclose(np.asarray(out.joint_qd[i]), np.asarray(ref.joint_qd), atol=1e-9)
+        np.testing.assert_allclose(np.asarray(out.body_q[i]), np.asarray(ref.body_q), atol=1e-9)
+
+
 def test_standing_quadruped_foot_forces_match_mujoco(quadruped):
     """Both simulators hold the quadruped with its position servos; per-foot normal forces agree once the
     landing has settled (6 s; the stance depends on how far the feet slid at touch-down)."""
