@@ -172,3 +172,31 @@ def moving_data(m, seed: int = 0, *, ctrl=True, data=None):
     d.time = 0.37
     mujoco.mj_forward(m, d)
     return d
+
+
+def arm_control(model, info, m, d):
+    """MuJoCo's ctrl of the ARM_XML model as jaxart control: motor → ``joint_act``, position servo → target, tendon
+    motor → ``tendon_f``."""
+    dof = info["dof_start"] + list(info["dof_map"]).index(int(m.jnt_dofadr[m.joint("j1").id]))
+    coord = list(info["coord_map"]).index(int(m.jnt_qposadr[m.joint("j3").id]))
+    c = model.control()
+    return c.replace(joint_act=c.joint_act.at[dof].set(d.ctrl[0]),
+                     joint_target_q=c.joint_target_q.at[coord].set(d.ctrl[1]),
+                     tendon_f=c.tendon_f.at[0].set(d.ctrl[2]))
+
+
+def arm_states(m, model, info):
+    """Yield ``(MuJoCo data, jaxart state with body_f, joint_qdd, control, body_f)`` of the ARM_XML model at rest
+    (initial configuration, no control) and in a moving, actuated state with external wrenches (MuJoCo's
+    ``xfrc_applied``: world, at the COM, as ``body_f``)."""
+    for seed in (None, 3):
+        d = mujoco.MjData(m)
+        body_f = np.zeros((model.body_count, 6))
+        if seed is None:
+            mujoco.mj_forward(m, d)
+        else:
+            for k, name in enumerate(("b3", "float")):
+                d.xfrc_applied[m.body(name).id] = body_f[info["bodies"][name]] = [1.0, -2.0, 0.5 * k, 0.3, 0.1, -0.2]
+            d = moving_data(m, seed, data=d)
+        state, qdd = jaxart_state(model, info, m, d)
+        yield d, state.replace(body_f=jnp.asarray(body_f)), qdd, arm_control(model, info, m, d), body_f

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
-from sensor_models import ARM_XML, import_model, jaxart_state, moving_data
+from sensor_models import ARM_XML, arm_states, import_model, jaxart_state
 
 import jaxart
 from jaxart.sensors import SensorInputs, eval_sensors, sensor_slice
@@ -24,16 +24,6 @@ def arm():
     with pytest.warns(UserWarning, match="rays do not hit cylinders"):
         solver = SolverMuJoCo(model)
     return m, model, info, solver
-
-
-def _control(model, info, m, d):
-    """MuJoCo's ctrl as jaxart control: motor → ``joint_act``, position servo → target, tendon motor → ``tendon_f``."""
-    dof = info["dof_start"] + list(info["dof_map"]).index(int(m.jnt_dofadr[m.joint("j1").id]))
-    coord = list(info["coord_map"]).index(int(m.jnt_qposadr[m.joint("j3").id]))
-    c = model.control()
-    return c.replace(joint_act=c.joint_act.at[dof].set(d.ctrl[0]),
-                     joint_target_q=c.joint_target_q.at[coord].set(d.ctrl[1]),
-                     tendon_f=c.tendon_f.at[0].set(d.ctrl[2]))
 
 
 def _compare(m, ref, got, *, skip=(), atol=1e-9):
@@ -65,25 +55,10 @@ def test_converted_model_carries_the_sensors(arm):
     assert mj.sensor_reftype[k] == mujoco.mjtObj.mjOBJ_SITE and mj.site(int(mj.sensor_refid[k])).name.endswith("__ref")
 
 
-def _states(m, model, info):
-    """(MuJoCo data, jaxart state, joint_qdd, control, body_f) at rest and in a moving, actuated, pushed state."""
-    for seed in (None, 3):
-        d = mujoco.MjData(m)
-        body_f = np.zeros((model.body_count, 6))
-        if seed is None:  # the initial configuration at rest, no control
-            mujoco.mj_forward(m, d)
-        else:  # moving, actuated, with external wrenches (MuJoCo's xfrc_applied: world, at the COM, as body_f)
-            for k, name in enumerate(("b3", "float")):
-                d.xfrc_applied[m.body(name).id] = body_f[info["bodies"][name]] = [1.0, -2.0, 0.5 * k, 0.3, 0.1, -0.2]
-            d = moving_data(m, seed, data=d)
-        state, qdd = jaxart_state(model, info, m, d)
-        yield d, state.replace(body_f=jnp.asarray(body_f)), qdd, _control(model, info, m, d), body_f
-
-
 def test_converted_model_sensors_match_the_original_in_mujoco_c(arm):
     """MuJoCo C's ``mj_forward`` on the converted model reads what it reads on the original MJCF."""
     m, model, info, solver = arm
-    for d, state, _, control, _ in _states(m, model, info):
+    for d, state, _, control, _ in arm_states(m, model, info):
         dc = solver.to_mj_data(state, control)
         dc.time = d.time
         mujoco.mj_forward(solver.mj_model, dc)
@@ -97,7 +72,7 @@ def test_converted_model_sensors_match_the_original_in_mujoco_c(arm):
 @pytest.mark.slow
 def test_sensor_data_matches_mujoco_and_eval_sensors(arm):
     m, model, info, solver = arm
-    for d, state, qdd, control, body_f in _states(m, model, info):
+    for d, state, qdd, control, body_f in arm_states(m, model, info):
         got = np.asarray(solver.sensor_data(state, control, time=d.time))
         _compare(m, d.sensordata, got, skip=("rf_cyl",))  # MJX's rays miss cylinders (warned at construction)
         inputs = SensorInputs(joint_qdd=qdd, body_f=jnp.asarray(body_f), time=jnp.asarray(d.time))

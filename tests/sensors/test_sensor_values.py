@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
-from sensor_models import ARM_XML, import_model, jaxart_state, moving_data
+from sensor_models import ARM_XML, arm_states, import_model
 
 import jaxart
 from jaxart.sensors import (
@@ -34,16 +34,6 @@ def arm():
     return m, model, info
 
 
-def _control(model, info, m, d):
-    """MuJoCo's ctrl as jaxart control: motor → ``joint_act``, position servo → target, tendon motor → ``tendon_f``."""
-    dof = info["dof_start"] + list(info["dof_map"]).index(int(m.jnt_dofadr[m.joint("j1").id]))
-    coord = list(info["coord_map"]).index(int(m.jnt_qposadr[m.joint("j3").id]))
-    c = model.control()
-    return c.replace(joint_act=c.joint_act.at[dof].set(d.ctrl[0]),
-                     joint_target_q=c.joint_target_q.at[coord].set(d.ctrl[1]),
-                     tendon_f=c.tendon_f.at[0].set(d.ctrl[2]))
-
-
 def _compare(m, d, got, atol=1e-9):
     for i in range(m.nsensor):
         a, n = int(m.sensor_adr[i]), int(m.sensor_dim[i])
@@ -59,18 +49,9 @@ def test_every_sensor_matches_mujoco(arm):
     assert model.sensor_count == m.nsensor and model.sensor_data_count == m.nsensordata
     assert {int(t) for t in model.sensor_type} == {int(t) for t in SensorType} - {SensorType.TOUCH}  # touch: below
     np.testing.assert_array_equal(model.sensor_adr, m.sensor_adr)
-    for seed in (None, 3):
-        d = mujoco.MjData(m)
-        body_f = np.zeros((model.body_count, 6))
-        if seed is None:  # the initial configuration at rest, no control
-            mujoco.mj_forward(m, d)
-        else:  # moving, actuated, with external wrenches (MuJoCo's xfrc_applied: world, at the COM, as body_f)
-            for k, name in enumerate(("b3", "float")):
-                d.xfrc_applied[m.body(name).id] = body_f[info["bodies"][name]] = [1.0, -2.0, 0.5 * k, 0.3, 0.1, -0.2]
-            d = moving_data(m, seed, data=d)
-        state, qdd = jaxart_state(model, info, m, d)
+    for d, state, qdd, control, body_f in arm_states(m, model, info):
         inputs = SensorInputs(joint_qdd=qdd, body_f=jnp.asarray(body_f), time=jnp.asarray(d.time))
-        got = np.asarray(eval_sensors(model, state, _control(model, info, m, d), inputs))
+        got = np.asarray(eval_sensors(model, state, control, inputs))
         _compare(m, d, got)
     # the moving state exercises both cutoffs (a clipped joint velocity and a clipped force)
     assert abs(got[sensor_slice(model, "jv1cut")][0]) == pytest.approx(0.05)
