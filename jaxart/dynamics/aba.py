@@ -351,11 +351,12 @@ def body_q_from_base(model, base_q) -> jnp.ndarray:
 
 
 def dense_from_base(model, joint_q, joint_qd, base_q, joint_f, tau_extra, d_extra, body_f, *, dyad=None,
-                    contact=None, constraints=None, dt=None, lowrank=None):
+                    contact=None, constraints=None, dt=None, lowrank=None, contact_iterations: int = 1):
     """:func:`dense_accelerations` with the base-body poses only (other rows are not read)."""
     body_q = body_q_from_base(model, base_q)
     return dense_accelerations(model, joint_q, joint_qd, body_q, joint_f, tau_extra, d_extra, body_f, dyad=dyad,
-                               contact=contact, constraints=constraints, dt=dt, lowrank=lowrank)
+                               contact=contact, constraints=constraints, dt=dt, lowrank=lowrank,
+                               contact_iterations=contact_iterations)
 
 
 #: :func:`aba_accelerations` from the ``(k, 7)`` poses of the :func:`~jaxart.kinematics.fk.base_bodies`.

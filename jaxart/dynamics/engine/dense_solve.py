@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxart.contact.implicit import linearize
 from jaxart.dynamics.convert import joint_f_to_generalized
 from jaxart.dynamics.engine.constraint_rows import ConstraintPlan, constraint_rows
 from jaxart.dynamics.engine.contact_terms import contact_apply, contact_matrix, contact_rhs, row_jacobians
@@ -223,96 +224,173 @@ def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, 
     return (m @ x.reshape(-1) - b)[None]
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
-def _accelerations(bodies, opts, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad,
-                   contact, dt, lowrank=None):
+def _contact_rows(lay, terms, law, k: int, x_prev):
+    """Linearisation ``k`` of the implicit contact law (``law`` with its body ids) at the row velocities of
+    ``q̇ + dt·x_prev`` (flat block layout; ``x_prev`` is zero for the first, which is taken at ``q̇``)."""
+    jac = row_jacobians(lay, terms, law)
+    u = jnp.einsum("ckn,n->ck", jac, terms.qd.reshape(-1) + law.dt * x_prev.reshape(-1))
+    return jac, linearize(law, u, first=k == 0)
+
+
+def _with_rows(h, rhs, free, terms, jac, rows):
+    """The world system ``h``/``rhs`` (fixed rows already replaced) plus one linearisation's implicit contact terms
+    on the free slots."""
+    keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
+    h = h + keep * contact_matrix(jac, rows)[None]
+    return h, rhs + jnp.where(free, contact_rhs(jac, rows, terms.qd.reshape(-1))[None], 0.0)
+
+
+class _Solved(NamedTuple):
+    """One iteration's solve: ``x`` and what its tangent reuses (the factor, the Schur terms ``fac``, ``μ``)."""
+
+    x: jnp.ndarray
+    h: jnp.ndarray
+    low: jnp.ndarray
+    fac: tuple | None
+    mu: jnp.ndarray | None
+
+
+def _solve_once(h, rhs, cons) -> _Solved:
+    """Solve one iteration's system: Cholesky, or the saddle point with the constraint rows ``cons``."""
+    low = cholesky(h)
+    if cons is None:
+        return _Solved(cho_solve(low, rhs), h, low, None, None)
+    g_mat, c, on, rho = cons
+    fac = _schur_factor(low, g_mat, rho, on)
+    x, mu = _schur_solve(low, g_mat, fac, rhs, c)
+    return _Solved(x, h, low, fac, mu)
+
+
+def _iterate(bodies, opts, iterations, model, terms, inputs, cons, x_init):
+    """The primal iterations: the system without contact once, then ``iterations`` linearisations of the law
+    (one without contact rows when ``iterations`` is 0). Returns the list of :class:`_Solved`."""
+    lay = dynamics_layout(model)
+    joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank = inputs
+    world = opts is not None or law is not None
+    h0, rhs0, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, None, world=world,
+                             lowrank=lowrank)
+    h0, rhs0 = _with_loop_axes(model, terms, h0, rhs0, free, opts, joint_f, tau_extra, d_extra, dyad)
+    if law is None:
+        return [_solve_once(h0, rhs0, cons)], free
+    law = _with_bodies(law, bodies)
+    solved, x = [], x_init
+    for k in range(iterations):
+        h, rhs = _with_rows(h0, rhs0, free, terms, *_contact_rows(lay, terms, law, k, x))
+        solved.append(_solve_once(h, rhs, cons))
+        x = solved[-1].x
+    return solved, free
+
+
+def _constraints(model, terms, joint_q, dt, body_q_base, free, opts):
+    """``(G, c, e, ρ)`` of the constraint rows, or ``None``."""
+    if opts is None or opts.plan.empty:
+        return None
+    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, initial_poses(model, body_q_base, opts), free, opts)
+    return g_mat, c, on, opts.regularization
+
+
+def _free_world(model, law, opts):
+    lay = dynamics_layout(model)
+    free = free_mask(lay)
+    return free.reshape(1, -1) if (opts is not None or law is not None) else free
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _accelerations(bodies, opts, iterations, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra,
+                   body_f, dyad, law, dt, lowrank=None):
     lay = dynamics_layout(model)
     terms = block_terms(model, joint_q, joint_qd, body_q_base)
-    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, _with_bodies(contact, bodies),
-                           world=opts is not None, lowrank=lowrank)
-    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
-    if opts is None or opts.plan.empty:
-        return _scatter(lay, spd_solve(h, rhs), model.joint_dof_count)
-    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, initial_poses(model, body_q_base, opts), free,
-                                      opts)
-    low = cholesky(h)
-    x, _ = _schur_solve(low, g_mat, _schur_factor(low, g_mat, opts.regularization, on), rhs, c)
-    return _scatter(lay, x, model.joint_dof_count)
+    free = _free_world(model, law, opts)
+    cons = _constraints(model, terms, joint_q, dt, body_q_base, free, opts)
+    inputs = (joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank)
+    solved, _ = _iterate(bodies, opts, iterations, model, terms, inputs, cons, jnp.zeros(free.shape, terms.qd.dtype))
+    return _scatter(lay, solved[-1].x, model.joint_dof_count)
 
 
 @_accelerations.defjvp
-def _accelerations_jvp(bodies, opts, primals, tangents):
-    """Implicit differentiation: ``A ẋ = −∂r/∂(inputs) · (input tangents)`` at the solution ``x``.
+def _accelerations_jvp(bodies, opts, iterations, primals, tangents):
+    """Implicit differentiation, one iteration after the other: ``A_k ẋ_k = −ṙ_k`` at the solution ``x_k``.
 
-    The tangent of the residual is one forward-mode RNEA pass (:func:`_residual`), and ``A⁻¹`` reuses
-    the primal Cholesky factor through ``lax.custom_linear_solve``: the mass matrix and the
-    factorisation are never differentiated (reverse mode keeps only the RNEA linearisation and the
-    factor). With constraint rows the system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
-    ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant.
-    The loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.engine.loop_axes`) are part of ``A`` and of the residual.
+    ``r_k`` is the residual of iteration ``k`` (its linearisation of the contact law taken at
+    ``q̇ + dt·x_{k−1}``), a function of the inputs and of ``x_{k−1}``; its tangent is one forward-mode RNEA pass
+    (:func:`_residual`) with ``ẋ_{k−1}``, and ``A_k⁻¹`` reuses the primal Cholesky factor through
+    ``lax.custom_linear_solve``: the mass matrix and the factorisations are never differentiated, and the
+    geometry (FK, the DOF columns, the mass matrix, the bias forces) is computed and linearised once for all
+    iterations. With constraint rows each system is the symmetric saddle point ``[[A, Gᵀ], [G, −R]]`` in
+    ``(x, μ)`` (``μ`` the negated multipliers), solved by its Schur complement; ``R`` is held constant. The
+    loop axes' terms ``M x − b`` (:mod:`jaxart.dynamics.engine.loop_axes`) are part of ``A`` and of the residual.
     """
-    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, contact, dt, lowrank = primals
+    model, joint_q, joint_qd, base, joint_f, tau_extra, d_extra, body_f, dyad, law, dt, lowrank = primals
     t_model, t_q, t_qd, t_base, *t_rest = tangents
     lay = dynamics_layout(model)
     terms, t_terms = jax.jvp(block_terms, (model, joint_q, joint_qd, base), (t_model, t_q, t_qd, t_base))
-    full = _with_bodies(contact, bodies)
-    world = opts is not None
-    h, rhs, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, full, world=world, lowrank=lowrank)
-    h, rhs = _with_loop_axes(model, terms, h, rhs, free, opts, joint_f, tau_extra, d_extra, dyad)
-    low = cholesky(h)
-    nd = model.joint_dof_count
-    if opts is None or opts.plan.empty:
-        x = cho_solve(low, rhs)
+    free = _free_world(model, law, opts)
+    cons = _constraints(model, terms, joint_q, dt, base, free, opts)
+    inputs = (joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank)
+    x0 = jnp.zeros(free.shape, terms.qd.dtype)
+    solved, _ = _iterate(bodies, opts, iterations, model, terms, inputs, cons, x0)
+    world = opts is not None or law is not None
+    t_inputs = (t_rest[0], t_rest[1], t_rest[2], t_rest[3], t_rest[4], t_rest[5], t_rest[7])  # jf te de bf dy law lr
+    t_dt = t_rest[6]
+    x_prev, x_dot = x0, jnp.zeros_like(x0)
+    for k, sol in enumerate(solved):
+        def residual(m, t, jq, bq, jf, te, de, bf, dy, lw, lr, step, xp, k=k, sol=sol):
+            contact = None
+            if lw is not None:
+                contact = _contact_rows(lay, t, _with_bodies(lw, bodies), k, xp)[1]
+            r1 = _residual(m, t, jf, te, de, bf, dy, contact, sol.x, world=world, lowrank=lr)
+            r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, sol.x)
+            if cons is None:
+                return r1, None
+            gm, cc, _ = _constraint_system(m, t, jq, step, initial_poses(m, bq, opts), free, opts)
+            return r1 + (sol.mu @ gm)[None], gm @ sol.x[0] - sol.fac[1] * sol.mu - cc
 
-        def residual(m, t, jf, te, de, bf, dy, c, lr):
-            r = _residual(m, t, jf, te, de, bf, dy, _with_bodies(c, bodies), x, world=world, lowrank=lr)
-            return r + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
+        _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, *inputs, dt, x_prev),
+                                      (t_model, t_terms, t_q, t_base, *t_inputs, t_dt, x_dot))
+        x_dot = _tangent_solve(sol, free, cons, r1_dot, r2_dot)
+        x_prev = sol.x
+    return _scatter(lay, solved[-1].x, model.joint_dof_count), _scatter(lay, x_dot, model.joint_dof_count)
 
-        _, r_dot = jax.jvp(residual, (model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, lowrank),
-                           (t_model, t_terms, *t_rest[:-2], t_rest[-1]))
-        x_dot = lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r_dot, 0.0),
-                                        lambda _, r: cho_solve(low, r), symmetric=True)
-        return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
-    q0 = initial_poses(model, base, opts)
-    g_mat, c, on = _constraint_system(model, terms, joint_q, dt, q0, free, opts)
-    fac = _schur_factor(low, g_mat, opts.regularization, on)
-    r_diag = fac[1]
-    x, mu = _schur_solve(low, g_mat, fac, rhs, c)
 
-    def residual(m, t, jq, bq, jf, te, de, bf, dy, cr, step, lr):
-        r1 = _residual(m, t, jf, te, de, bf, dy, _with_bodies(cr, bodies), x, world=True, lowrank=lr)
-        r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, x)
-        gm, cc, _ = _constraint_system(m, t, jq, step, initial_poses(m, bq, opts), free, opts)
-        return r1 + (mu @ gm)[None], gm @ x[0] - r_diag * mu - cc
-
-    _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, joint_f, tau_extra, d_extra, body_f, dyad,
-                                             contact, dt, lowrank), (t_model, t_terms, t_q, t_base, *t_rest))
+def _tangent_solve(sol: _Solved, free, cons, r1_dot, r2_dot):
+    """``ẋ`` from the residual tangents by the primal factorisation (``lax.custom_linear_solve``)."""
+    h, low = sol.h, sol.low
+    if cons is None:
+        return lax.custom_linear_solve(lambda v: small.matvec(h, v), jnp.where(free, -r1_dot, 0.0),
+                                       lambda _, r: cho_solve(low, r), symmetric=True)
+    g_mat, r_diag = cons[0], sol.fac[1]
 
     def matvec(v):
         vx, vm = v
         return small.matvec(h, vx) + (vm @ g_mat)[None], g_mat @ vx[0] - r_diag * vm
 
     x_dot, _ = lax.custom_linear_solve(matvec, (jnp.where(free, -r1_dot, 0.0), -r2_dot),
-                                       lambda _, r: _schur_solve(low, g_mat, fac, r[0], r[1]), symmetric=True)
-    return _scatter(lay, x, nd), _scatter(lay, x_dot, nd)
+                                       lambda _, r: _schur_solve(low, g_mat, sol.fac, r[0], r[1]), symmetric=True)
+    return x_dot
 
 
 def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra, body_f, dyad=None,
-                        contact=None, constraints: Constraints | None = None, dt=None, lowrank=None):
+                        contact=None, constraints: Constraints | None = None, dt=None, lowrank=None,
+                        contact_iterations: int = 1):
     """The same accelerations by CRBA + RNEA and a dense per-articulation Cholesky solve.
 
     Arguments as :data:`~jaxart.dynamics.aba.aba_accelerations`; ``dyad`` optionally adds the rank-one blocks
     ``w wᵀ`` of :func:`~jaxart.dynamics.joint_forces.joint_forces` (implicit DISTANCE limits) to ``H``, and
-    ``contact`` (:class:`~jaxart.contact.implicit.ImplicitContactRows`) the implicit contact terms of
+    ``contact`` (:class:`~jaxart.contact.implicit.ContactLaw`) the implicit contact law, solved by
+    ``contact_iterations`` linearisations (:func:`~jaxart.contact.implicit.linearize`, the first at ``q̇``, each
+    next one at the previous solve's end-of-step velocities) with the terms of
     :mod:`jaxart.dynamics.engine.contact_terms` (the articulation blocks are then solved as one world system, so
-    contacts between articulations couple them). ``constraints`` (:class:`Constraints`, with the step's
+    contacts between articulations couple them); the geometry, mass matrix and bias forces are computed once for
+    all iterations. ``constraints`` (:class:`Constraints`, with the step's
     ``dt``) adds the bilateral rows of :mod:`jaxart.dynamics.engine.constraint_rows` as hard constraints on the
     end-of-step velocity (a saddle-point solve by the Schur complement, one world system). ``lowrank``
     ``(J (k, nd), w (k,))`` adds ``Σ_k w_k J_kᵀ J_k`` (implicit tendons, :mod:`jaxart.dynamics.engine.tendon_terms`;
     one world system). Derivatives are
-    implicit (see :func:`_accelerations_jvp`): one RNEA linearisation and two triangular solves with the
-    primal factor, instead of differentiating ``H``.
+    implicit (see :func:`_accelerations_jvp`): per iteration one RNEA linearisation and two triangular solves
+    with the primal factor, instead of differentiating ``H``.
     """
+    if int(contact_iterations) < 1:
+        raise ValueError(f"dense_accelerations: contact_iterations must be >= 1, got {contact_iterations!r}")
     bodies = None
     if contact is not None and isinstance(contact.body_a, np.ndarray) and isinstance(contact.body_b, np.ndarray):
         bodies = (tuple(int(b) for b in contact.body_a), tuple(int(b) for b in contact.body_b))
@@ -322,5 +400,5 @@ def dense_accelerations(model, joint_q, joint_qd, body_q_base, joint_f, tau_extr
     if constraints is not None and dt is None:
         raise ValueError("dense_accelerations: constraints need the step's dt")
     dt = jnp.zeros((), joint_q.dtype) if dt is None else jnp.asarray(dt, joint_q.dtype)
-    return _accelerations(bodies, constraints, model, joint_q, joint_qd, body_q_base, joint_f, tau_extra, d_extra,
-                          body_f, dyad, contact, dt, lowrank)
+    return _accelerations(bodies, constraints, int(contact_iterations), model, joint_q, joint_qd, body_q_base,
+                          joint_f, tau_extra, d_extra, body_f, dyad, contact, dt, lowrank)

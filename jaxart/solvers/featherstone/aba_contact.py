@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxart.dynamics.aba import AbaTerms, DofLoads
 from jaxart.dynamics.engine import lane_spatial as ls
@@ -75,7 +76,13 @@ def _row_sums(ancestors: np.ndarray, body: np.ndarray, values: tuple) -> tuple:
     """``Σ_{k ∈ anc(body_r)} values_k`` per row: one small matrix product per component over the bodies, then a
     gather of the rows' bodies (instead of a gather per ancestor)."""
     mat = jnp.asarray(ancestors, values[0].dtype)
-    return tuple(take_rows(mat @ x, body) for x in values)
+    return tuple(take_rows(_product(mat, x), body) for x in values)
+
+
+def _product(mat, x):
+    """``mat @ x`` for a static 0/1 matrix, at full precision on every backend (the default of GPUs and TPUs
+    rounds float32 operands of products)."""
+    return jnp.matmul(mat, x, precision=lax.Precision.HIGHEST)
 
 
 def _impedance(p: tuple, n: tuple, alpha, beta) -> tuple:
@@ -152,8 +159,13 @@ def contact_dof_loads(model, rows, bodies: tuple, frame: RowFrame, dt) -> DofLoa
     f0w = (*f0, *soa.cross(p, f0))
     bias = tuple(kv - s * f for kv, f in zip(ls.sym_matvec(k0, frame.offset), f0w, strict=True))
 
-    def per_dof(x):  # rows summed per DOF in row order: (k, L)
-        return jnp.concatenate([functools.reduce(jnp.add, (x[r:r + 1] for r in rs)) for _, rs in tab.dof_rows])
+    pick = np.zeros((len(tab.dof_rows), len(tab.body)))
+    for i, (_, rs) in enumerate(tab.dof_rows):
+        pick[i, list(rs)] = 1.0
+    pick = jnp.asarray(pick, rows.alpha.dtype)
+    # rows summed per DOF, (k, L): a product with a static 0/1 matrix, so each row's law is evaluated once (a
+    # concatenation of row slices made XLA re-emit the whole law inside it for every slice)
+    per_dof = lambda x: _product(pick, x)  # noqa: E731
 
     return DofLoads(dofs=tuple(d for d, _ in tab.dof_rows), impedance=tuple(per_dof(dt * k) for k in k0),
                     bias=tuple(per_dof(x) for x in bias))

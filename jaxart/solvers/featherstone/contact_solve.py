@@ -14,11 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxart.contact.implicit import ContactLaw, linearize
-from jaxart.dynamics.aba import aba_solve, aba_terms, body_q_from_base, dense_from_base
-from jaxart.dynamics.engine.contact_terms import row_jacobians
-from jaxart.dynamics.layout import dynamics_layout
-from jaxart.dynamics.motion import block_terms
-from jaxart.dynamics.rnea import gather_dofs
+from jaxart.dynamics.aba import aba_solve, aba_terms, dense_from_base
 from jaxart.solvers.featherstone.aba_contact import contact_dof_loads, row_frame, static_row_velocities
 
 __all__ = ["dense_contact_accelerations", "lane_contact_accelerations"]
@@ -39,18 +35,7 @@ def dense_contact_accelerations(model, forces: tuple, law: ContactLaw, iteration
     Returns:
         ``(nd,)`` joint accelerations.
     """
-    joint_q, joint_qd, base_q = forces[:3]
-    lay = dynamics_layout(model)
-    terms = block_terms(model, joint_q, joint_qd, body_q_from_base(model, base_q))
-    jac = row_jacobians(lay, terms, law)
-    row_velocity = lambda qd: jnp.einsum("ckn,n->ck", jac, gather_dofs(lay, qd).reshape(-1))  # noqa: E731
-    u = row_velocity(joint_qd)
-    qdd = None
-    for k in range(iterations):
-        qdd = dense_from_base(model, *forces, contact=linearize(law, u, first=k == 0), dt=law.dt, **solve)
-        if k + 1 < iterations:
-            u = row_velocity(joint_qd + law.dt * qdd)
-    return qdd
+    return dense_from_base(model, *forces, contact=law, dt=law.dt, contact_iterations=iterations, **solve)
 
 
 def lane_contact_accelerations(model, forces: tuple, law: ContactLaw, bodies: tuple, iterations: int) -> jnp.ndarray:
