@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/program_size.py [--program step|fk|grad|ball_step|ball_fk|ball_grad] [--batch 64]
 [--depth 1] [--top 30]``.
 
-XLA:CPU's compile time grows with the number of operations it is given (a profile of the compilation is flat:
+XLA:CPU's compile time grows with the program it is given (a profile of the compilation is flat:
 allocation, MLIR and LLVM passes, no single hot pass), so shrinking a program means finding which code emits
 its operations. The programs are those of ``benchmarks/compile.py`` (the MJX test humanoid or a single ball
 with ground contact). Every equation of the program's jaxpr (nested jaxprs of scans, loops, checkpoints and
@@ -11,10 +11,10 @@ custom rules included) is attributed to the innermost frame of jaxart's source t
 functions are listed by equation count. ``--depth 1`` attributes to the function; ``--depth 0`` to the line.
 
 Lane kernels are traced here with one lane (the ``custom_vmap`` of :func:`jaxart.math.lanes.lanes` replaced by a
-direct call of its batching rule before jaxart is imported): under ``vmap`` JAX traces a ``custom_vmap`` rule with the call site's location only,
-which would hide everything inside the kernels. The kernel's equations are the same at any lane count, so the
-counts are those of the batched program (plus ``vmap``'s few moves of the batch axis, minus the discarded
-per-world trace).
+direct call of its batching rule before jaxart is imported): under ``vmap`` JAX traces a ``custom_vmap`` rule with
+the call site's location only, which would hide everything inside the kernels. The kernel's equations are the same
+at any lane count, so the counts are those of the batched program (plus ``vmap``'s few moves of the batch axis,
+minus the discarded per-world trace).
 """
 
 from __future__ import annotations

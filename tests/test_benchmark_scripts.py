@@ -71,3 +71,29 @@ def test_gradients_benchmark_quick_form_runs(monkeypatch, capsys):
     header = lines.index(next(line for line in lines if line.split()[:1] == ["worlds"]))
     rows = [line.split() for line in lines[header + 1:] if line.strip()]
     assert [r[:2] for r in rows] == [["1", "3"], ["4", "3"]] and all(r[-1] == "True" for r in rows)
+
+
+def test_spatial_layout_benchmark_compares_equal_kernels(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setattr(sys, "argv", ["spatial_layout.py", "--lanes", "8", "--bodies", "2", "--levels", "1"])
+    runpy.run_path(str(BENCH / "spatial_layout.py"), run_name="__main__")
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()
+            if line.split()[:1] in (["components"], ["blocks"], ["einsum"])}
+    assert set(rows) == {"components", "blocks", "einsum"}
+    assert int(rows["components"][1]) > 5 * int(rows["blocks"][1])  # one operation per matrix entry
+    assert all(float(r[4]) < 1e-5 for r in rows.values())  # the same values
+
+
+def test_program_size_attributes_equations_to_jaxart_functions():
+    import os
+    import subprocess
+
+    # a fresh interpreter: the script replaces custom_vmap before jaxart is imported
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent), "JAX_ENABLE_X64": "0"}
+    out = subprocess.run([sys.executable, str(BENCH / "program_size.py"), "--program", "ball_fk", "--batch", "4",
+                          "--top", "5"], env=env, capture_output=True, text=True, timeout=600, check=True).stdout
+    lines = out.splitlines()
+    total = int(lines[0].split(": ")[1].split()[0])
+    counts = [int(line.split()[0]) for line in lines[1:]]
+    assert total > 100 and len(counts) == 5 and counts == sorted(counts, reverse=True) and sum(counts) <= total
+    assert any("kinematics/" in line or "math/" in line for line in lines[1:])  # inside the FK lane kernel
