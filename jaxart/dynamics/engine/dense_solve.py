@@ -7,6 +7,14 @@ all articulation blocks as one world system), so ``A ẋ = −∂r/∂inputs · 
 ``x`` is one RNEA pass, and ``A⁻¹`` reuses the primal Cholesky factor. Neither mode differentiates the
 mass matrix or the factorisation. Humanoid, 100-step rollout gradient: batch 1 21.5 → 18.9 ms, ``vmap``
 of 64 477 → 404 ms (forward 3.2 / 52 ms).
+
+With the implicit contact law the solve runs its fixed iterations (each a linearisation of the law at the
+previous solution) inside one ``custom_jvp``: the geometry, mass matrix and bias forces are computed and
+linearised once, and each iteration adds only its contact terms, its factorisation and, in the derivative,
+its residual's RNEA tangent. Measured on the MJX humanoid with ground contact (100 steps of 5 ms, float32,
+2 iterations, 2-core CPU, one run each): one world's forward 172 → 143 µs per step and gradient 989 → 596 µs
+(compile 41 → 26 s), 64 worlds' gradient 210 → 169 µs per world-step (compile 58 → 38 s), against one
+``custom_jvp`` per iteration each recomputing the geometry.
 """
 
 from __future__ import annotations
