@@ -101,8 +101,9 @@ def world_matrix(h: jnp.ndarray) -> jnp.ndarray:
 
 def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, x, world=False, lowrank=None):
     """Residual ``(H + diag(e) + Σ w wᵀ) x + C q̇ + g − Jᵀ f_ext − τ`` at block accelerations ``x``:
-    one RNEA pass with ``x`` (no mass matrix). With contact rows, ``x`` and the residual are one flat
-    world block ``(1, A·D)`` and the implicit contact terms are included."""
+    one RNEA pass with ``x`` (no mass matrix). With contact rows (``contact``: their Jacobians and one
+    linearisation of the law), ``x`` and the residual are one flat world block ``(1, A·D)`` and the implicit
+    contact terms are included."""
     lay = dynamics_layout(model)
     xb = x.reshape(lay.dof_index.shape)
     r = rnea(terms, lay, xb, _external(model, lay, terms, body_f)) + gather_dofs(lay, d_extra) * xb
@@ -113,14 +114,14 @@ def _residual(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, 
         r = r.reshape(1, -1) + lowrank_apply(lay, lowrank, x.reshape(-1))[None]
     if contact is None:
         return r.reshape(1, -1) if world or lowrank is not None else r
-    jac = row_jacobians(lay, terms, contact)
-    r = r.reshape(-1) + contact_apply(jac, contact, x.reshape(-1)) - contact_rhs(jac, contact, terms.qd.reshape(-1))
+    jac, rows = contact
+    r = r.reshape(-1) + contact_apply(jac, rows, x.reshape(-1)) - contact_rhs(jac, rows, terms.qd.reshape(-1))
     return r[None]
 
 
-def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, world=False, lowrank=None):
+def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, world=False, lowrank=None):
     """Matrices ``H + diag(e) (+ w wᵀ)`` with fixed rows replaced and right-hand sides: ``(A, D, D)``/``(A, D)``
-    blocks, or with contact rows one ``(1, A·D, A·D)``/``(1, A·D)`` world block with the implicit contact terms.
+    blocks, or (``world``, or tendon rows) one ``(1, A·D, A·D)``/``(1, A·D)`` world block.
 
     Returns:
         ``(matrix, rhs, free)`` with ``free`` the mask of unknown slots in the same layout.
@@ -133,12 +134,7 @@ def _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, contact, wo
         h = h + _dyad_blocks(model, lay, dyad)
     rhs = _block_tau(model, lay, terms, joint_f, tau_extra) - bias
     free = free_mask(lay)
-    if contact is not None:
-        jac = row_jacobians(lay, terms, contact)
-        h = world_matrix(h) + contact_matrix(jac, contact)[None]
-        rhs = rhs.reshape(1, -1) + contact_rhs(jac, contact, terms.qd.reshape(-1))[None]
-        free = free.reshape(1, -1)
-    elif world or lowrank is not None:
+    if world or lowrank is not None:
         h, rhs, free = world_matrix(h), rhs.reshape(1, -1), free.reshape(1, -1)
     if lowrank is not None:
         h = h + lowrank_matrix(lay, lowrank)[None]
@@ -232,10 +228,10 @@ def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, 
     return (m @ x.reshape(-1) - b)[None]
 
 
-def _contact_rows(lay, terms, law, k: int, x_prev):
-    """Linearisation ``k`` of the implicit contact law (``law`` with its body ids) at the row velocities of
-    ``q̇ + dt·x_prev`` (flat block layout; ``x_prev`` is zero for the first, which is taken at ``q̇``)."""
-    jac = row_jacobians(lay, terms, law)
+def _contact_rows(jac, terms, law, k: int, x_prev):
+    """``(jac, rows)``: linearisation ``k`` of the implicit contact law (``law`` with its body ids, ``jac`` its rows'
+    Jacobians) at the row velocities of ``q̇ + dt·x_prev`` (flat block layout; ``x_prev`` is zero for the first,
+    which is taken at ``q̇``)."""
     u = jnp.einsum("ckn,n->ck", jac, terms.qd.reshape(-1) + law.dt * x_prev.reshape(-1))
     return jac, linearize(law, u, first=k == 0)
 
@@ -275,15 +271,15 @@ def _iterate(bodies, opts, iterations, model, terms, inputs, cons, x_init):
     lay = dynamics_layout(model)
     joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank = inputs
     world = opts is not None or law is not None
-    h0, rhs0, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, None, world=world,
-                             lowrank=lowrank)
+    h0, rhs0, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, world=world, lowrank=lowrank)
     h0, rhs0 = _with_loop_axes(model, terms, h0, rhs0, free, opts, joint_f, tau_extra, d_extra, dyad)
     if law is None:
         return [_solve_once(h0, rhs0, cons)], free
     law = _with_bodies(law, bodies)
+    jac = row_jacobians(lay, terms, law)
     solved, x = [], x_init
     for k in range(iterations):
-        h, rhs = _with_rows(h0, rhs0, free, terms, *_contact_rows(lay, terms, law, k, x))
+        h, rhs = _with_rows(h0, rhs0, free, terms, *_contact_rows(jac, terms, law, k, x))
         solved.append(_solve_once(h, rhs, cons))
         x = solved[-1].x
     return solved, free
@@ -340,12 +336,14 @@ def _accelerations_jvp(bodies, opts, iterations, primals, tangents):
     world = opts is not None or law is not None
     t_inputs = (t_rest[0], t_rest[1], t_rest[2], t_rest[3], t_rest[4], t_rest[5], t_rest[7])  # jf te de bf dy law lr
     t_dt = t_rest[6]
+    jac, t_jac = None, None
+    if law is not None:  # the rows' Jacobians and their tangent, once for all iterations
+        jac, t_jac = jax.jvp(lambda t, lw: row_jacobians(lay, t, _with_bodies(lw, bodies)), (terms, law),
+                             (t_terms, t_inputs[5]))
     x_prev, x_dot = x0, jnp.zeros_like(x0)
     for k, sol in enumerate(solved):
-        def residual(m, t, jq, bq, jf, te, de, bf, dy, lw, lr, step, xp, k=k, sol=sol):
-            contact = None
-            if lw is not None:
-                contact = _contact_rows(lay, t, _with_bodies(lw, bodies), k, xp)[1]
+        def residual(m, t, jc, jq, bq, jf, te, de, bf, dy, lw, lr, step, xp, k=k, sol=sol):
+            contact = None if lw is None else _contact_rows(jc, t, _with_bodies(lw, bodies), k, xp)
             r1 = _residual(m, t, jf, te, de, bf, dy, contact, sol.x, world=world, lowrank=lr)
             r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, sol.x)
             if cons is None:
@@ -353,8 +351,8 @@ def _accelerations_jvp(bodies, opts, iterations, primals, tangents):
             gm, cc, _ = _constraint_system(m, t, jq, step, initial_poses(m, bq, opts), free, opts)
             return r1 + (sol.mu @ gm)[None], gm @ sol.x[0] - sol.fac[1] * sol.mu - cc
 
-        _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, joint_q, base, *inputs, dt, x_prev),
-                                      (t_model, t_terms, t_q, t_base, *t_inputs, t_dt, x_dot))
+        _, (r1_dot, r2_dot) = jax.jvp(residual, (model, terms, jac, joint_q, base, *inputs, dt, x_prev),
+                                      (t_model, t_terms, t_jac, t_q, t_base, *t_inputs, t_dt, x_dot))
         x_dot = _tangent_solve(sol, free, cons, r1_dot, r2_dot)
         x_prev = sol.x
     return _scatter(lay, solved[-1].x, model.joint_dof_count), _scatter(lay, x_dot, model.joint_dof_count)
