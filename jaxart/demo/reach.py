@@ -3,6 +3,8 @@ through ``eval_fk`` (``jax.jit`` + ``jax.grad``)."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,7 @@ from tqdm.auto import tqdm
 
 import jaxart
 from jaxart.assets import asset_path
+from jaxart.compile_options import fast_compile_options
 from jaxart.math import transform_mul
 
 
@@ -39,7 +42,7 @@ def run(*, steps: int = 200, lr: float = 0.2, target=(0.45, 0.35, 0.55)) -> dict
         err = end_effector(model, site, q) - target
         return jnp.sum(err**2) + 1e-4 * jnp.sum(q**2)
 
-    @jax.jit
+    @functools.partial(jax.jit, compiler_options=fast_compile_options())  # same run time, shorter compile
     def update(q, m, v, t):
         value, g = jax.value_and_grad(loss)(q)
         m = 0.9 * m + 0.1 * g

@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.compile_options import fast_compile_options
+
 
 def trot(t: jax.Array, *, freq: float = 2.0, amp: float = 0.6) -> jax.Array:
     """Open-loop trot: diagonal leg pairs swing in antiphase (hip pitch and knee), actions in [-1, 1]."""
@@ -43,7 +45,7 @@ def run(*, seconds: float = 1.5, fps: float = 30.0, width: int = 320, height: in
 
         return jax.lax.scan(body, state, jnp.arange(n))[1]
 
-    body_q = np.asarray(jax.jit(rollout)(env.reset(jax.random.PRNGKey(0))))
+    body_q = np.asarray(jax.jit(rollout, compiler_options=fast_compile_options())(env.reset(jax.random.PRNGKey(0))))
     every = max(1, int(round(1.0 / (fps * env.control_dt))))
     out = {"height": body_q[:, 0, 2], "x": body_q[:, 0, 0], "fps": 1.0 / (every * env.control_dt),
            "frames": None, "render_error": None}

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,7 @@ from tqdm.auto import tqdm
 
 import jaxart
 from jaxart.assets import asset_path
+from jaxart.compile_options import fast_compile_options
 from jaxart.solvers import SolverFeatherstone
 
 
@@ -42,7 +45,7 @@ def run(*, iters: int = 150, steps: int = 200, dt: float = 0.01, lr: float = 0.3
         q, qd, torques = trajectory(params)
         return (q[-1] - np.pi) ** 2 + 0.1 * qd[-1] ** 2 + 1e-4 * jnp.mean(torques**2)
 
-    @jax.jit
+    @functools.partial(jax.jit, compiler_options=fast_compile_options())  # same run time, shorter compile
     def update(p, m, v, t):
         value, g = jax.value_and_grad(cost)(p)
         m = 0.9 * m + 0.1 * g
