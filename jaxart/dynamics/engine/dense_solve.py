@@ -51,8 +51,12 @@ def free_mask(lay: DynamicsLayout) -> jnp.ndarray:
 
 def fixed_rows(free: jnp.ndarray, h: jnp.ndarray) -> jnp.ndarray:
     """``h`` with the rows/columns of fixed slots (``~free``) replaced by the identity (their solution is 0)."""
-    keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
-    return h * keep + jnp.eye(h.shape[-1], dtype=h.dtype) * (~free)[:, None, :].astype(h.dtype)
+    return h * _both_free(free, h.dtype) + jnp.eye(h.shape[-1], dtype=h.dtype) * (~free)[:, None, :].astype(h.dtype)
+
+
+def _both_free(free: jnp.ndarray, dtype) -> jnp.ndarray:
+    """``(…, N, N)`` 1 where both the row's and the column's slot are free, else 0."""
+    return (free[:, :, None] & free[:, None, :]).astype(dtype)
 
 
 def solve_blocks(lay: DynamicsLayout, h: jnp.ndarray, rhs: jnp.ndarray) -> jnp.ndarray:
@@ -85,7 +89,7 @@ def _external(model, lay, terms, body_f) -> jnp.ndarray:
 
 
 def _with_bodies(contact, bodies):
-    """Contact rows with their static body ids (``bodies``) put back in as numpy arrays."""
+    """Contact rows (or the contact law) with their static body ids (``bodies``) put back in as numpy arrays."""
     if contact is None or bodies is None:
         return contact
     return contact._replace(body_a=np.asarray(bodies[0], np.int32), body_b=np.asarray(bodies[1], np.int32))
@@ -230,9 +234,9 @@ def _loop_residual(model, terms, free, opts, joint_f, tau_extra, d_extra, dyad, 
 
 
 def _contact_rows(jac, terms, law, k: int, x_prev):
-    """``(jac, rows)``: linearisation ``k`` of the implicit contact law (``law`` with its body ids, ``jac`` its rows'
-    Jacobians) at the row velocities of ``q̇ + dt·x_prev`` (flat block layout; ``x_prev`` is zero for the first,
-    which is taken at ``q̇``)."""
+    """``(jac, rows)``: linearisation ``k`` of the implicit contact law (``jac`` its rows' Jacobians) at the row
+    velocities of ``q̇ + dt·x_prev`` (flat block layout; ``x_prev`` is zero for the first, which is taken at
+    ``q̇``)."""
     u = jnp.einsum("ckn,n->ck", jac, terms.qd.reshape(-1) + law.dt * x_prev.reshape(-1))
     return jac, linearize(law, u, first=k == 0)
 
@@ -240,8 +244,7 @@ def _contact_rows(jac, terms, law, k: int, x_prev):
 def _with_rows(h, rhs, free, terms, jac, rows):
     """The world system ``h``/``rhs`` (fixed rows already replaced) plus one linearisation's implicit contact terms
     on the free slots."""
-    keep = (free[:, :, None] & free[:, None, :]).astype(h.dtype)
-    h = h + keep * contact_matrix(jac, rows)[None]
+    h = h + _both_free(free, h.dtype) * contact_matrix(jac, rows)[None]
     return h, rhs + jnp.where(free, contact_rhs(jac, rows, terms.qd.reshape(-1))[None], 0.0)
 
 
@@ -266,24 +269,21 @@ def _solve_once(h, rhs, cons) -> _Solved:
     return _Solved(x, h, low, fac, mu)
 
 
-def _iterate(bodies, opts, iterations, model, terms, inputs, cons, x_init):
-    """The primal iterations: the system without contact once, then ``iterations`` linearisations of the law
-    (one without contact rows when ``iterations`` is 0). Returns the list of :class:`_Solved`."""
-    lay = dynamics_layout(model)
+def _iterate(opts, iterations, model, terms, inputs, cons, jac) -> list:
+    """The primal iterations: the system without contact once, then ``iterations`` linearisations of the law at the
+    rows' Jacobians ``jac`` (one solve without contact rows when there is no law). Returns the :class:`_Solved`."""
     joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank = inputs
-    world = opts is not None or law is not None
-    h0, rhs0, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, world=world, lowrank=lowrank)
+    h0, rhs0, free = _system(model, terms, joint_f, tau_extra, d_extra, body_f, dyad, world=_world(law, opts),
+                             lowrank=lowrank)
     h0, rhs0 = _with_loop_axes(model, terms, h0, rhs0, free, opts, joint_f, tau_extra, d_extra, dyad)
     if law is None:
-        return [_solve_once(h0, rhs0, cons)], free
-    law = _with_bodies(law, bodies)
-    jac = row_jacobians(lay, terms, law)
-    solved, x = [], x_init
+        return [_solve_once(h0, rhs0, cons)]
+    solved, x = [], jnp.zeros(free.shape, terms.qd.dtype)
     for k in range(iterations):
         h, rhs = _with_rows(h0, rhs0, free, terms, *_contact_rows(jac, terms, law, k, x))
         solved.append(_solve_once(h, rhs, cons))
         x = solved[-1].x
-    return solved, free
+    return solved
 
 
 def _constraints(model, terms, joint_q, dt, body_q_base, free, opts):
@@ -294,10 +294,14 @@ def _constraints(model, terms, joint_q, dt, body_q_base, free, opts):
     return g_mat, c, on, opts.regularization
 
 
+def _world(law, opts) -> bool:
+    """Whether the articulation blocks are solved as one world system (contact law or constraint options)."""
+    return opts is not None or law is not None
+
+
 def _free_world(model, law, opts):
-    lay = dynamics_layout(model)
-    free = free_mask(lay)
-    return free.reshape(1, -1) if (opts is not None or law is not None) else free
+    free = free_mask(dynamics_layout(model))
+    return free.reshape(1, -1) if _world(law, opts) else free
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
@@ -308,7 +312,8 @@ def _accelerations(bodies, opts, iterations, model, joint_q, joint_qd, body_q_ba
     free = _free_world(model, law, opts)
     cons = _constraints(model, terms, joint_q, dt, body_q_base, free, opts)
     inputs = (joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank)
-    solved, _ = _iterate(bodies, opts, iterations, model, terms, inputs, cons, jnp.zeros(free.shape, terms.qd.dtype))
+    jac = None if law is None else row_jacobians(lay, terms, _with_bodies(law, bodies))
+    solved = _iterate(opts, iterations, model, terms, inputs, cons, jac)
     return _scatter(lay, solved[-1].x, model.joint_dof_count)
 
 
@@ -332,19 +337,19 @@ def _accelerations_jvp(bodies, opts, iterations, primals, tangents):
     free = _free_world(model, law, opts)
     cons = _constraints(model, terms, joint_q, dt, base, free, opts)
     inputs = (joint_f, tau_extra, d_extra, body_f, dyad, law, lowrank)
-    x0 = jnp.zeros(free.shape, terms.qd.dtype)
-    solved, _ = _iterate(bodies, opts, iterations, model, terms, inputs, cons, x0)
-    world = opts is not None or law is not None
+    world = _world(law, opts)
     t_inputs = (t_rest[0], t_rest[1], t_rest[2], t_rest[3], t_rest[4], t_rest[5], t_rest[7])  # jf te de bf dy law lr
     t_dt = t_rest[6]
     jac, t_jac = None, None
     if law is not None:  # the rows' Jacobians and their tangent, once for all iterations
         jac, t_jac = jax.jvp(lambda t, lw: row_jacobians(lay, t, _with_bodies(lw, bodies)), (terms, law),
                              (t_terms, t_inputs[5]))
-    x_prev, x_dot = x0, jnp.zeros_like(x0)
+    solved = _iterate(opts, iterations, model, terms, inputs, cons, jac)
+    x_prev = jnp.zeros_like(solved[0].x)
+    x_dot = x_prev
     for k, sol in enumerate(solved):
         def residual(m, t, jc, jq, bq, jf, te, de, bf, dy, lw, lr, step, xp, k=k, sol=sol):
-            contact = None if lw is None else _contact_rows(jc, t, _with_bodies(lw, bodies), k, xp)
+            contact = None if lw is None else _contact_rows(jc, t, lw, k, xp)
             r1 = _residual(m, t, jf, te, de, bf, dy, contact, sol.x, world=world, lowrank=lr)
             r1 = r1 + _loop_residual(m, t, free, opts, jf, te, de, dy, sol.x)
             if cons is None:
