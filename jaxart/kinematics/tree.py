@@ -40,6 +40,9 @@ from jaxart.math.static_index import take_rows
 
 #: Trees up to this depth use the level schedule; deeper ones use looped pointer doubling.
 LEVELS_MAX_DEPTH = 8
+#: Trees with up to this many slots (bodies + world) sum over ancestors with one product by their
+#: static ancestor matrix (and differentiate :func:`compose_down` that way) outside unrolled lane code.
+ANCESTOR_MAX_SLOTS = 256
 
 
 @functools.lru_cache(maxsize=64)
@@ -129,13 +132,103 @@ def _run_doubling(schedule, combine, values):
     return jax.lax.fori_loop(0, ptrs.shape[0], lambda r, v: step(ptrs[r], v), values)
 
 
-def _traverse(schedule, combine, values, unroll: bool):
+def _traverse(schedule, combine, values, unroll: bool, packed: bool = False):
     levels = _levels(schedule)
     if levels is None:
-        return _run_doubling(schedule, combine, values)
+        return _packed(_run_doubling, schedule, combine, values) if packed else _run_doubling(schedule, combine, values)
     if unroll:
         return _run_levels(levels, combine, values)
-    return _run_levels_scan(levels, combine, values)
+    return _packed(_run_levels_scan, levels, combine, values) if packed else _run_levels_scan(levels, combine, values)
+
+
+def _packed(run, schedule_or_levels, combine, values):
+    """``run`` with all leaves of ``values`` stacked into one ``(N, leaves, ...)`` array.
+
+    A looped traversal then carries, gathers and stores one array per level or round instead of one
+    per component (measured on the humanoid, one world: ~80 → ~20 XLA:CPU kernels per level).
+    """
+    leaves, tree = jax.tree_util.tree_flatten(values)
+
+    def pack(parts):
+        return jnp.stack(jnp.broadcast_arrays(*parts), axis=1)
+
+    def unpack(a):
+        return jax.tree_util.tree_unflatten(tree, [a[:, i] for i in range(len(leaves))])
+
+    def packed_combine(a, b):
+        return pack(jax.tree_util.tree_leaves(combine(unpack(a), unpack(b))))
+
+    return unpack(run(schedule_or_levels, packed_combine, pack(leaves)))
+
+
+@functools.lru_cache(maxsize=64)
+def _ancestry(schedule) -> tuple[np.ndarray, np.ndarray]:
+    """``(ancestors, parent)``: the ``(N, N)`` 0/1 matrix with ``ancestors[b, a] = 1`` when slot ``a`` is
+    ``b`` or one of its tree ancestors (``N = n + 1`` slots, the last one the world), and each slot's
+    tree parent (``N`` for the world and bodies without a tree joint)."""
+    count = len(schedule.body_parent.array) + 1
+    parent = np.full(count, count, dtype=np.int32)
+    ancestors = np.eye(count)
+    for body in _tree_children(schedule):  # parents before children
+        parent[body] = schedule.body_parent.array[body]
+        ancestors[body] += ancestors[parent[body]]
+    return ancestors, parent
+
+
+def _ancestor_sums(schedule, leaves: list) -> list:
+    """Sums of each ``(N, ...)`` array over every slot's ancestors-or-self: one product for all leaves.
+
+    The static 0/1 matrix is multiplied at full precision (no reduced-precision passes on any backend).
+    """
+    ancestors, _ = _ancestry(schedule)
+    shape = jnp.broadcast_shapes(*(x.shape for x in leaves))
+    stacked = jnp.stack([jnp.broadcast_to(x, shape) for x in leaves], axis=1)
+    summed = jnp.tensordot(jnp.asarray(ancestors, stacked.dtype), stacked, axes=(1, 0),
+                           precision=jax.lax.Precision.HIGHEST)
+    return [summed[:, i] for i in range(len(leaves))]
+
+
+def _use_ancestors(schedule, unroll: bool) -> bool:
+    return not unroll and len(schedule.body_parent.array) + 1 <= ANCESTOR_MAX_SLOTS
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _compose_linear(schedule, local: tuple) -> tuple:
+    """:func:`compose_down` by the traversal, differentiated by :func:`_compose_tangent` (no loop)."""
+    return _traverse(schedule, soa.tmul, local, False)
+
+
+@_compose_linear.defjvp
+def _compose_linear_jvp(schedule, primals, tangents):
+    (local,), (d_local,) = primals, tangents
+    world = _traverse(schedule, soa.tmul, local, False, packed=True)
+    return world, _compose_tangent(schedule, local, world, d_local)
+
+
+def _compose_tangent(schedule, local: tuple, world: tuple, d_local: tuple) -> tuple:
+    """Tangent of the world transforms as sums over ancestors (exact for unit quaternions).
+
+    A local rotation change ``δq_a`` is the quaternion ``ξ_a = δq_a ⊗ q_a⁻¹``: its vector part is half
+    a rotation (in the world: ``θ_a = R_parent ⋅ 2 vec ξ_a``, turning every descendant about the
+    slot's origin ``P_a``), its scalar part ``s_a`` a scaling (which scales the quaternion of every
+    descendant and, through the non-unit rotation formula, moves its children by ``2 s (R p − p)``).
+    Summed over ancestors-or-self: ``δQ_b = (Θ_b / 2, S_b) ⊗ Q_b`` and
+    ``δP_b = Σ_a (R_parent δp_a + 2 S_parent(a) (P_a − P_parent(a) − p_a) − θ_a × P_a) + Θ_b × P_b``.
+    """
+    _, parent = _ancestry(schedule)
+    (p, q), (dp, dq), (pw, qw) = local, d_local, world
+    pad = lambda x, v: jnp.concatenate([x, jnp.full_like(x[:1], v)])  # noqa: E731 (identity parent)
+    p_par = soa.rows(tuple(pad(x, 0.0) for x in pw), parent)
+    q_par = soa.rows(tuple(pad(x, float(i == 3)) for i, x in enumerate(qw)), parent)
+    xi = soa.scale(soa.qmul(dq, soa.qconj(q)), 1.0 / (soa.dot(q[:3], q[:3]) + q[3] * q[3]))
+    theta = soa.qrot(q_par, soa.scale(xi[:3], 2.0))
+    first = _ancestor_sums(schedule, [*theta, xi[3]])
+    big_theta, s_parent = tuple(first[:3]), first[3] - xi[3]
+    extra = soa.scale(soa.sub(soa.sub(pw, p_par), p), 2.0 * s_parent)
+    lin = soa.sub(soa.add(soa.qrot(q_par, dp), extra), soa.cross(theta, pw))
+    d_pw = soa.add(tuple(_ancestor_sums(schedule, list(lin))), soa.cross(big_theta, pw))
+    d_qw = soa.qmul((*soa.scale(big_theta, 0.5), first[3]), qw)
+    return d_pw, d_qw
 
 
 def compose_down(schedule, local: tuple, *, unroll: bool = False) -> tuple:
@@ -151,6 +244,8 @@ def compose_down(schedule, local: tuple, *, unroll: bool = False) -> tuple:
     Returns:
         World transforms in the same form as ``local``.
     """
+    if _use_ancestors(schedule, unroll):
+        return _compose_linear(schedule, local)
     return _traverse(schedule, soa.tmul, local, unroll)
 
 
@@ -159,4 +254,7 @@ def accumulate_down(schedule, values, *, unroll: bool = False):
 
     The last body entry (world) must be zero. ``unroll`` as in :func:`compose_down`.
     """
+    if _use_ancestors(schedule, unroll):
+        leaves, tree = jax.tree_util.tree_flatten(values)
+        return jax.tree_util.tree_unflatten(tree, _ancestor_sums(schedule, leaves))
     return _traverse(schedule, lambda a, b: jax.tree_util.tree_map(jnp.add, a, b), values, unroll)
