@@ -34,8 +34,7 @@ from jaxart.dynamics.rnea import scatter_dofs
 from jaxart.kinematics.fk import base_bodies
 from jaxart.math.cholesky import spd_solve
 
-__all__ = ["acceleration_dofs", "drive_inertia", "loop_drive_inertia",
-           "reject_acceleration_drives"]
+__all__ = ["acceleration_dofs", "drive_inertia", "loop_drive_inertia"]
 
 
 def drive_inertia(model, joint_q: jnp.ndarray, body_q: jnp.ndarray) -> jnp.ndarray:
@@ -103,37 +102,3 @@ def loop_drive_inertia(model, joint_q: jnp.ndarray, base_q: jnp.ndarray, constra
     # out-of-plane slide) gets m_L = 0: its acceleration drive exerts no force (1/0 made the step NaN)
     moves = resp > jnp.sqrt(jnp.finfo(dtype).eps) * jnp.max(resp)
     return m_eff.at[axes.dofs].set(jnp.where(moves, 1.0 / jnp.where(moves, resp, 1.0), 0.0))
-
-
-def reject_acceleration_drives(model, solver: str, *, joints: np.ndarray | None = None,
-                               reason: str | None = None) -> None:
-    """Raise ``NotImplementedError`` naming the joints whose DOFs have an active ``ACCELERATION`` drive.
-
-    A solver calls this for the joints whose acceleration drives it cannot scale (e.g.
-    :class:`~jaxart.solvers.SolverMuJoCo` for loop-closing joints) instead of reading the acceleration gains
-    [1/s², 1/s] as force gains. DOFs whose ``joint_target_mode`` is ``NONE`` or ``EFFORT`` apply no PD force and
-    pass.
-
-    Args:
-        model: The model.
-        solver: Solver class name for the message.
-        joints: Optional static ``(joint_count,)`` bool mask of the joints to check (all when ``None``).
-        reason: What the solver lacks, for the message.
-    """
-    from jaxart.sim.enums import JointTargetMode
-
-    topo = model.topology
-    accel = acceleration_dofs(topo)
-    if not accel.any():
-        return
-    mode = np.asarray(topo.joint_target_mode.array)
-    active = accel & ~np.isin(mode, (int(JointTargetMode.NONE), int(JointTargetMode.EFFORT)))
-    qd_start = np.asarray(topo.joint_qd_start.array)
-    check = np.ones(topo.joint_count, bool) if joints is None else np.asarray(joints, bool)
-    bad = [topo.joint_label[j] for j in range(topo.joint_count)
-           if check[j] and active[qd_start[j]:qd_start[j + 1]].any()]
-    if bad:
-        why = reason or "it cannot scale them by the effective joint inertia"
-        raise NotImplementedError(f"{solver}: joints {bad[:5]} have ACCELERATION drives (JointDriveType."
-                                  f"ACCELERATION), which {solver} does not support: {why}; use SolverFeatherstone "
-                                  "or JointDriveType.FORCE")
