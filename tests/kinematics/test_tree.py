@@ -83,3 +83,33 @@ def test_accumulate_down_equals_traversal(name, monkeypatch):
     ref = tree.accumulate_down(model.schedule, values)
     for k in values:
         np.testing.assert_allclose(new[k], ref[k], rtol=1e-12, atol=1e-12)
+
+
+def _primitives(jaxpr) -> set:
+    """Names of all primitives in a jaxpr, nested jaxprs included."""
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    names |= _primitives(inner)
+    return names
+
+
+def test_compose_down_derivatives_run_no_loop():
+    """Forward and reverse mode of the world transforms are products, not a loop over the levels."""
+    model = _model("humanoid")
+    sch = model.schedule
+    local, tangent = _random_local(np.random.default_rng(5), model.body_count + 1, radial=False)
+
+    def compose(x):
+        return tree.compose_down(sch, x)
+
+    assert {"scan", "while"} & _primitives(jax.make_jaxpr(compose)(local).jaxpr)  # the primal is a loop
+    _, linear = jax.linearize(compose, local)
+    assert not {"scan", "while"} & _primitives(jax.make_jaxpr(linear)(tangent).jaxpr)
+    _, pullback = jax.vjp(compose, local)
+    cot = jax.tree_util.tree_map(jnp.ones_like, compose(local))
+    assert not {"scan", "while"} & _primitives(jax.make_jaxpr(pullback)(cot).jaxpr)
