@@ -66,6 +66,8 @@ def joint_motion_soa(model, joint_q: jnp.ndarray, joint_qd: jnp.ndarray) -> Join
     q_ext = append_rows(joint_q, [0.0, 1.0])
     qd_ext = append_rows(joint_qd, [0.0])
     axis_ext = append_rows(model.joint_axis, [[0.0, 0.0, 0.0]])
+    # one gather per column: one gather per index table (then static slices) made one humanoid world's contact
+    # rollout gradient 40 % slower (pinned A/B; the transposes), with the forward unchanged
     col = lambda idx, k: idx.array[:, k]  # noqa: E731
     comps = lambda a: tuple(item(a, i, 1) for i in range(3))  # noqa: E731
     lin = [comps(take_rows(axis_ext, col(sch.lin_qd, k))) for k in range(3)]
