@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxart.kinematics.joints import append_rows
 from jaxart.math import soa
 from jaxart.math.static_index import take_rows
 
@@ -83,6 +84,11 @@ def _take(values, idx):
     return jax.tree_util.tree_map(lambda x: _rows(x, idx), values)
 
 
+def _stack_leaves(leaves: list) -> jnp.ndarray:
+    """``(N, len(leaves), ...)``: the leaves (broadcast to one shape) stacked on axis 1."""
+    return jnp.stack(jnp.broadcast_arrays(*leaves), axis=1)
+
+
 def _concat(parts: list):
     return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
 
@@ -117,7 +123,7 @@ def _run_levels_scan(levels, combine, values):
     leaves, tree = jax.tree_util.tree_flatten(values)
 
     def pack(parts):
-        return jnp.stack(jnp.broadcast_arrays(*jax.tree_util.tree_leaves(parts)), axis=1)
+        return _stack_leaves(jax.tree_util.tree_leaves(parts))
 
     def unpack(a):
         return jax.tree_util.tree_unflatten(tree, [a[:, i] for i in range(len(leaves))])
@@ -179,8 +185,7 @@ def _ancestor_sums(schedule, leaves: list) -> list:
     The static 0/1 matrix is multiplied at full precision (no reduced-precision passes on any backend).
     """
     ancestors, _ = _ancestry(schedule)
-    shape = jnp.broadcast_shapes(*(x.shape for x in leaves))
-    stacked = jnp.stack([jnp.broadcast_to(x, shape) for x in leaves], axis=1)
+    stacked = _stack_leaves(leaves)
     summed = jnp.tensordot(jnp.asarray(ancestors, stacked.dtype), stacked, axes=(1, 0),
                            precision=jax.lax.Precision.HIGHEST)
     return [summed[:, i] for i in range(len(leaves))]
@@ -215,9 +220,9 @@ def _compose_tangent(schedule, local: tuple, world: tuple, d_local: tuple) -> tu
     """
     _, parent = _ancestry(schedule)
     (p, q), (dp, dq), (pw, qw) = local, d_local, world
-    pad = lambda x, v: jnp.concatenate([x, jnp.full_like(x[:1], v)])  # noqa: E731 (identity parent)
-    p_par = soa.rows(tuple(pad(x, 0.0) for x in pw), parent)
-    q_par = soa.rows(tuple(pad(x, float(i == 3)) for i, x in enumerate(qw)), parent)
+    # slot N: the identity, parent of the world and of bodies without a tree joint
+    p_par = soa.rows(tuple(append_rows(x, [0.0]) for x in pw), parent)
+    q_par = soa.rows(tuple(append_rows(x, [float(i == 3)]) for i, x in enumerate(qw)), parent)
     xi = soa.scale(soa.qmul(dq, soa.qconj(q)), 1.0 / (soa.dot(q[:3], q[:3]) + q[3] * q[3]))
     theta = soa.qrot(q_par, soa.scale(xi[:3], 2.0))
     first = _ancestor_sums(schedule, [*theta, xi[3]])
